@@ -1,0 +1,97 @@
+#pragma once
+// The seam between the pool and the wire. A Transport runs DNS exchanges
+// against one upstream (DoT or DoH) on the event loop; the pool decides how
+// many, in what order, and with what budget.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "dns/message.hpp"
+
+namespace nxdns::upstream {
+
+// Compiled, not configurable (the design's answer to the field defect):
+// a DoT entry keeps up to 8 TLS sessions open; a DoH entry lets curl open up
+// to 8 connections. Listeners admit 64 UDP queries + 64 TCP connections per
+// address family, so one entry admits up to 64 exchanges at once (pipelined
+// over its sessions); further callers queue in the entry's exact FIFO.
+inline constexpr std::size_t slots_per_entry = 8;
+inline constexpr std::size_t max_in_flight_per_entry = 64;
+
+// Why an exchange failed. Transports map their concrete errors onto these;
+// the detail string keeps the concrete text for logs and episodes.
+enum class Cause : std::uint8_t {
+  ok = 0,
+  // Connection lifecycle: the connection ended under the exchange. Only these
+  // make a reused DoT session eligible for the one redial (retry_decision).
+  eof,               // orderly TCP close
+  tls_closed,        // TLS close_notify or truncated record stream
+  connection_reset,  // ECONNRESET
+  broken_pipe,       // EPIPE on send
+  // Dialing.
+  connect_failed,    // refused, unreachable, dial timeout
+  handshake_failed,  // TLS handshake did not complete (not a cert problem)
+  certificate,       // chain, validity period or name check failed
+  // The peer said or sent something wrong.
+  tls_protocol,      // alert, bad record, unexpected message
+  bad_response,      // not a valid answer to this query (QR, ID, question)
+  response_too_large,
+  http_status,       // DoH: non-2xx
+  bad_content_type,  // DoH: not application/dns-message
+  // Ours.
+  attempt_timeout,   // the pool's per-attempt budget ran out
+  local_resource,    // fd limit, memory, socket() failed
+  cancelled,         // the caller gave up (total budget, shutdown)
+};
+inline constexpr std::size_t cause_count = static_cast<std::size_t>(Cause::cancelled) + 1;
+
+const char* describe(Cause c);  // stable snake_case, used as a metric label
+bool is_connection_lifecycle(Cause c);
+
+struct ExchangeResult {
+  Cause cause = Cause::ok;
+  // When cause == ok: the response, validated against the query, carrying
+  // the same DNS ID as the query handed to start().
+  dns::Bytes response;
+  // Concrete cause for logs and diagnostics ("mbedtls -0x7780: ...",
+  // "HTTP 503"). Never contains query names.
+  std::string detail;
+
+  bool ok() const { return cause == Cause::ok; }
+};
+
+struct TransportStats {
+  std::uint32_t open_sessions = 0;         // DoT sessions ready or draining; DoH live connections
+  std::uint64_t connections_new = 0;       // dials that completed a handshake
+  std::uint64_t exchanges_new = 0;         // exchanges that ran on a session dialed for them
+  std::uint64_t exchanges_reused = 0;      // exchanges that ran on a session that already existed
+  std::uint64_t redials = 0;               // one-redial attempts (retry_decision said retry)
+  std::uint64_t reuse_recoveries = 0;      // redials whose exchange then succeeded
+  std::string tls_version;                 // of the newest session, "" before the first
+};
+
+class Transport {
+ public:
+  using ExchangeId = std::uint64_t;
+  using Completion = std::function<void(ExchangeResult&&)>;
+
+  virtual ~Transport() = default;
+
+  // Starts one exchange of `query` (a complete DNS message, no length
+  // prefix). `done` runs exactly once, later, from the event loop, and never
+  // from inside start() (callers rely on that to avoid re-entrancy), unless
+  // cancel() comes first, in which case it never runs.
+  virtual ExchangeId start(dns::ByteView query, Completion done) = 0;
+  // Abandons an exchange. Its completion never runs. The transport treats
+  // the connection carrying it as untrustworthy (mid-frame state unknown).
+  virtual void cancel(ExchangeId id) = 0;
+  // Closes every session (TLS close_notify where possible). Outstanding
+  // exchanges complete with Cause::cancelled.
+  virtual void close_all() = 0;
+  virtual TransportStats stats() const = 0;
+  // "dot" or "doh".
+  virtual const char* kind() const = 0;
+};
+
+}  // namespace nxdns::upstream
