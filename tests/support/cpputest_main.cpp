@@ -6,7 +6,6 @@
 // locale facets, libevent's method table). Those are not leaks of ours, so
 // they are warmed up here, before the first test, instead of switching the
 // detector off.
-#include <CppUTest/CommandLineTestRunner.h>
 #include <event2/event.h>
 #include <yaml-cpp/yaml.h>
 
@@ -14,6 +13,10 @@
 #include <cstdio>
 #include <sstream>
 #include <string>
+
+// Last: CppUTest's leak-detector macros redefine `new`, which breaks any
+// standard header included after them.
+#include <CppUTest/CommandLineTestRunner.h>
 
 namespace {
 void warm_up_first_use_allocations() {
