@@ -9,6 +9,7 @@ const char* describe(Cause c) {
     case Cause::tls_closed: return "tls_closed";
     case Cause::connection_reset: return "connection_reset";
     case Cause::broken_pipe: return "broken_pipe";
+    case Cause::session_closed: return "session_closed";
     case Cause::connect_failed: return "connect_failed";
     case Cause::handshake_failed: return "handshake_failed";
     case Cause::certificate: return "certificate";
@@ -25,7 +26,8 @@ const char* describe(Cause c) {
 }
 
 bool is_connection_lifecycle(Cause c) {
-  return c == Cause::eof || c == Cause::tls_closed || c == Cause::connection_reset || c == Cause::broken_pipe;
+  return c == Cause::eof || c == Cause::tls_closed || c == Cause::connection_reset || c == Cause::broken_pipe ||
+         c == Cause::session_closed;
 }
 
 }  // namespace nxdns::upstream

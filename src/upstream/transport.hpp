@@ -29,6 +29,8 @@ enum class Cause : std::uint8_t {
   tls_closed,        // TLS close_notify or truncated record stream
   connection_reset,  // ECONNRESET
   broken_pipe,       // EPIPE on send
+  session_closed,    // the session was torn down under this exchange because a
+                     // pipelined sibling failed validation or was cancelled
   // Dialing.
   connect_failed,    // refused, unreachable, dial timeout
   handshake_failed,  // TLS handshake did not complete (not a cert problem)
