@@ -1,0 +1,312 @@
+#include "upstream/pool.hpp"
+
+#include <algorithm>
+#include <cassert>
+
+#include "log/log.hpp"
+
+namespace nxdns::upstream {
+
+struct Pool::Entry {
+  std::size_t index;
+  std::string label;
+  int priority;
+  std::unique_ptr<Transport> transport;
+  Health health;
+  std::uint32_t in_flight = 0;
+  std::uint32_t peak_in_flight = 0;
+  std::list<Ticket> waiters;  // exact FIFO; requests keep their iterator
+  std::uint64_t queued_total = 0;
+  loop::Duration queued_time{};
+  std::array<std::uint64_t, cause_count> outcomes{};
+  LatencyHistogram latency;
+
+  Entry(EntrySpec&& s, HealthPolicy hp)
+      : index(s.index), label(std::move(s.label)), priority(s.priority), transport(std::move(s.transport)), health(hp) {}
+};
+
+struct Pool::Request {
+  enum class Phase { choosing, queued, in_flight, completing };
+
+  Ticket ticket;
+  dns::Bytes query;
+  Done done;
+  std::vector<bool> tried;  // by sorted entry position
+  Phase phase = Phase::choosing;
+  std::size_t entry = 0;
+  bool chosen_healthy = false;  // chosen on the first pass (not a last resort)
+  std::list<Ticket>::iterator queue_pos;
+  loop::TimePoint queued_at{};
+  Transport::ExchangeId exchange = 0;
+  loop::TimePoint attempt_started{};
+  loop::Timer timer;  // attempt budget, then the deferred delivery
+  std::uint32_t attempts = 0;
+  Cause last_cause = Cause::ok;
+  std::string last_detail;
+  std::size_t last_index = 0;
+  PoolOutcome outcome;
+
+  Request(loop::Scheduler& s, Ticket t, dns::Bytes q, Done d, std::size_t n)
+      : ticket(t), query(std::move(q)), done(std::move(d)), tried(n, false), timer(s) {}
+};
+
+Pool::Pool(loop::Scheduler& sched, std::vector<EntrySpec> entries, PoolOptions opts)
+    : sched_(sched), opts_(std::move(opts)) {
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const EntrySpec& a, const EntrySpec& b) { return a.priority < b.priority; });
+  entries_.reserve(entries.size());
+  for (auto& s : entries) entries_.push_back(std::make_unique<Entry>(std::move(s), opts_.health));
+}
+
+Pool::~Pool() {
+  // Abandon in-flight exchanges before the transports go, so no completion
+  // can reach a destroyed pool.
+  for (auto& [t, r] : requests_) {
+    if (r->phase == Request::Phase::in_flight) entries_[r->entry]->transport->cancel(r->exchange);
+  }
+  requests_.clear();
+}
+
+Pool::Ticket Pool::submit(dns::Bytes query, Done done) {
+  const Ticket t = next_ticket_++;
+  auto req = std::make_unique<Request>(sched_, t, std::move(query), std::move(done), entries_.size());
+  Request& r = *req;
+  requests_.emplace(t, std::move(req));
+  advance(r);
+  return t;
+}
+
+bool Pool::other_healthy_candidate(const Request& r, std::size_t except) const {
+  const auto now = sched_.now();
+  for (std::size_t e = 0; e < entries_.size(); ++e) {
+    if (e != except && !r.tried[e] && !entries_[e]->health.in_backoff(now)) return true;
+  }
+  return false;
+}
+
+void Pool::advance(Request& r) {
+  r.phase = Request::Phase::choosing;
+  const auto now = sched_.now();
+  // First pass: untried entries not in backoff, in priority order.
+  for (std::size_t e = 0; e < entries_.size(); ++e) {
+    if (!r.tried[e] && !entries_[e]->health.in_backoff(now)) {
+      r.chosen_healthy = true;
+      try_acquire(r, e);
+      return;
+    }
+  }
+  // Last resort: an untried entry in backoff is better than no answer.
+  for (std::size_t e = 0; e < entries_.size(); ++e) {
+    if (!r.tried[e]) {
+      r.chosen_healthy = false;
+      try_acquire(r, e);
+      return;
+    }
+  }
+  PoolOutcome out;
+  out.ok = false;
+  out.cause = r.attempts == 0 ? Cause::connect_failed : r.last_cause;
+  out.detail = r.attempts == 0 ? "no upstream entries" : r.last_detail;
+  out.entry_index = r.last_index;
+  out.attempts = r.attempts;
+  finish(r, std::move(out));
+}
+
+void Pool::try_acquire(Request& r, std::size_t e) {
+  Entry& en = *entries_[e];
+  r.entry = e;
+  // FIFO fairness: a newcomer never overtakes waiters, even if capacity
+  // appears between a release and the pump that serves them.
+  if (en.in_flight < max_in_flight_per_entry && en.waiters.empty()) {
+    start_attempt(r, e);
+    return;
+  }
+  r.phase = Request::Phase::queued;
+  r.queued_at = sched_.now();
+  r.queue_pos = en.waiters.insert(en.waiters.end(), r.ticket);
+}
+
+void Pool::leave_queue(Request& r) {
+  Entry& en = *entries_[r.entry];
+  en.waiters.erase(r.queue_pos);
+  ++en.queued_total;
+  en.queued_time += sched_.now() - r.queued_at;
+}
+
+void Pool::start_attempt(Request& r, std::size_t e) {
+  Entry& en = *entries_[e];
+  r.tried[e] = true;
+  r.entry = e;
+  r.phase = Request::Phase::in_flight;
+  ++r.attempts;
+  ++en.in_flight;
+  en.peak_in_flight = std::max(en.peak_in_flight, en.in_flight);
+  r.attempt_started = sched_.now();
+  const Ticket t = r.ticket;
+  r.exchange = en.transport->start(r.query, [this, t](ExchangeResult&& res) { on_completion(t, std::move(res)); });
+  r.timer.arm(opts_.attempt_budget, [this, t] { on_attempt_timeout(t); });
+}
+
+void Pool::release(std::size_t e) {
+  Entry& en = *entries_[e];
+  assert(en.in_flight > 0);
+  --en.in_flight;
+  pump(e);
+}
+
+void Pool::pump(std::size_t e) {
+  Entry& en = *entries_[e];
+  while (en.in_flight < max_in_flight_per_entry && !en.waiters.empty()) {
+    auto it = requests_.find(en.waiters.front());
+    assert(it != requests_.end());
+    Request& r = *it->second;
+    leave_queue(r);
+    // Re-check health after the wait: an entry that went into backoff while
+    // this request queued is skipped if something healthy remains.
+    if (r.chosen_healthy && en.health.in_backoff(sched_.now()) && other_healthy_candidate(r, e)) {
+      advance(r);
+      continue;
+    }
+    start_attempt(r, e);
+  }
+}
+
+void Pool::on_completion(Ticket t, ExchangeResult&& res) {
+  auto it = requests_.find(t);
+  if (it == requests_.end()) return;
+  Request& r = *it->second;
+  if (r.phase != Request::Phase::in_flight) return;
+  r.timer.disarm();
+  const std::size_t e = r.entry;
+  Entry& en = *entries_[e];
+  const loop::Duration took = sched_.now() - r.attempt_started;
+  ++en.outcomes[static_cast<std::size_t>(res.cause)];
+  if (opts_.on_attempt) {
+    AttemptReport rep{en.index, &en.label, res.cause, &res.detail, took};
+    opts_.on_attempt(rep);
+  }
+  if (res.ok()) {
+    en.latency.observe(took);
+    en.health.record_success();
+    PoolOutcome out;
+    out.ok = true;
+    out.response = std::move(res.response);
+    out.entry_index = en.index;
+    out.attempts = r.attempts;
+    finish(r, std::move(out));
+    release(e);
+    return;
+  }
+  if (res.cause == Cause::cancelled) {
+    // The transport was shut down under us (close_all): not the upstream's
+    // fault, and nothing else should be tried.
+    PoolOutcome out;
+    out.cause = Cause::cancelled;
+    out.detail = std::move(res.detail);
+    out.entry_index = en.index;
+    out.attempts = r.attempts;
+    finish(r, std::move(out));
+    release(e);
+    return;
+  }
+  en.health.record_failure(sched_.now());
+  attempt_failed(r, res.cause, std::move(res.detail));
+  release(e);
+}
+
+void Pool::on_attempt_timeout(Ticket t) {
+  auto it = requests_.find(t);
+  if (it == requests_.end()) return;
+  Request& r = *it->second;
+  if (r.phase != Request::Phase::in_flight) return;
+  const std::size_t e = r.entry;
+  Entry& en = *entries_[e];
+  en.transport->cancel(r.exchange);
+  ++en.outcomes[static_cast<std::size_t>(Cause::attempt_timeout)];
+  std::string detail = log::cat("no answer within the attempt budget (",
+                                std::chrono::duration_cast<std::chrono::milliseconds>(opts_.attempt_budget).count(),
+                                " ms)");
+  if (opts_.on_attempt) {
+    AttemptReport rep{en.index, &en.label, Cause::attempt_timeout, &detail, opts_.attempt_budget};
+    opts_.on_attempt(rep);
+  }
+  en.health.record_failure(sched_.now());
+  attempt_failed(r, Cause::attempt_timeout, std::move(detail));
+  release(e);
+}
+
+void Pool::attempt_failed(Request& r, Cause c, std::string detail) {
+  r.last_cause = c;
+  r.last_detail = std::move(detail);
+  r.last_index = entries_[r.entry]->index;
+  advance(r);
+}
+
+void Pool::finish(Request& r, PoolOutcome&& out) {
+  r.phase = Request::Phase::completing;
+  r.outcome = std::move(out);
+  const Ticket t = r.ticket;
+  // Deliver from the loop: the caller may be inside submit() or cancel().
+  r.timer.arm(loop::Duration::zero(), [this, t] {
+    auto it = requests_.find(t);
+    if (it == requests_.end()) return;
+    std::unique_ptr<Request> owned = std::move(it->second);
+    requests_.erase(it);
+    owned->done(std::move(owned->outcome));
+  });
+}
+
+void Pool::cancel(Ticket t) {
+  auto it = requests_.find(t);
+  if (it == requests_.end()) return;
+  std::unique_ptr<Request> owned = std::move(it->second);
+  requests_.erase(it);
+  Request& r = *owned;
+  r.timer.disarm();
+  switch (r.phase) {
+    case Request::Phase::queued:
+      leave_queue(r);
+      break;
+    case Request::Phase::in_flight:
+      entries_[r.entry]->transport->cancel(r.exchange);
+      release(r.entry);
+      break;
+    case Request::Phase::choosing:
+    case Request::Phase::completing:
+      break;
+  }
+}
+
+std::vector<EntrySnapshot> Pool::snapshot() const {
+  std::vector<EntrySnapshot> out;
+  out.reserve(entries_.size());
+  const auto now = sched_.now();
+  for (const auto& en : entries_) {
+    EntrySnapshot s;
+    s.index = en->index;
+    s.label = en->label;
+    s.kind = en->transport->kind();
+    s.priority = en->priority;
+    s.slots = static_cast<std::uint32_t>(slots_per_entry);
+    s.in_flight = en->in_flight;
+    s.peak_in_flight = en->peak_in_flight;
+    s.queue_depth = static_cast<std::uint32_t>(en->waiters.size());
+    s.queued_total = en->queued_total;
+    s.queued_seconds_total = std::chrono::duration<double>(en->queued_time).count();
+    s.health = en->health.state(now);
+    s.backoff_remaining = s.health == HealthState::backoff ? en->health.backoff_until() - now : loop::Duration{};
+    s.consecutive_failures = en->health.consecutive_failures();
+    s.backoffs_total = en->health.backoffs_total();
+    s.outcomes = en->outcomes;
+    s.latency = en->latency;
+    s.transport = en->transport->stats();
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+void Pool::close_all() {
+  for (auto& en : entries_) en->transport->close_all();
+}
+
+}  // namespace nxdns::upstream

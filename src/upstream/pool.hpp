@@ -1,0 +1,136 @@
+#pragma once
+// The upstream pool: entries in priority order, each with a bounded number of
+// exchanges in flight and an exact FIFO of waiters beyond that, health with
+// backoff, and failover.
+//
+// Guarantees (all state is owned by the event loop; no locks):
+// - At most max_in_flight_per_entry exchanges run against an entry at once.
+//   Concurrent callers overlap up to that cap (the predecessor serialized
+//   them: the field defect).
+// - Beyond the cap, callers wait in the entry's FIFO in arrival order. The
+//   queue depth is exact. A waiter is counted in queued_total and
+//   queued_seconds_total when it leaves the queue, whether by acquiring
+//   capacity or by being cancelled (the total budget running out in the queue
+//   is precisely the failure worth counting).
+// - Failover walks entries in priority order, each at most once per request.
+//   An entry in backoff is skipped on the first pass, re-checked when a waiter
+//   acquires capacity at it, and used as a last resort when nothing healthy is
+//   left.
+// - Each attempt is bounded by the attempt budget; the caller's total budget
+//   is enforced by the caller through cancel(), which leaves the queue or
+//   frees the capacity cleanly.
+// - Completions are delivered from the loop, never from inside submit() or
+//   cancel().
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "loop/scheduler.hpp"
+#include "upstream/health.hpp"
+#include "upstream/latency_histogram.hpp"
+#include "upstream/transport.hpp"
+
+namespace nxdns::upstream {
+
+struct EntrySpec {
+  std::size_t index = 0;  // position in the configuration (the `upstream` label)
+  std::string label;      // redacted URL
+  int priority = 0;
+  std::unique_ptr<Transport> transport;
+};
+
+// One finished attempt, for diagnostics (episodes) and logs.
+struct AttemptReport {
+  std::size_t entry_index = 0;  // configuration index
+  const std::string* label = nullptr;
+  Cause cause = Cause::ok;
+  const std::string* detail = nullptr;
+  loop::Duration latency{};
+};
+
+struct PoolOptions {
+  loop::Duration attempt_budget = std::chrono::milliseconds(2000);
+  HealthPolicy health;
+  std::function<void(const AttemptReport&)> on_attempt;
+};
+
+struct PoolOutcome {
+  bool ok = false;
+  dns::Bytes response;
+  std::size_t entry_index = 0;  // configuration index of the entry that answered / failed last
+  Cause cause = Cause::ok;      // last failure when !ok
+  std::string detail;
+  std::uint32_t attempts = 0;
+};
+
+struct EntrySnapshot {
+  std::size_t index = 0;
+  std::string label;
+  std::string kind;
+  int priority = 0;
+  std::uint32_t slots = 0;
+  std::uint32_t in_flight = 0;
+  std::uint32_t peak_in_flight = 0;  // tests only
+  std::uint32_t queue_depth = 0;
+  std::uint64_t queued_total = 0;
+  double queued_seconds_total = 0.0;
+  HealthState health = HealthState::healthy;
+  loop::Duration backoff_remaining{};
+  std::uint32_t consecutive_failures = 0;
+  std::uint64_t backoffs_total = 0;
+  std::array<std::uint64_t, cause_count> outcomes{};
+  LatencyHistogram latency;
+  TransportStats transport;
+};
+
+class Pool {
+ public:
+  using Ticket = std::uint64_t;
+  using Done = std::function<void(PoolOutcome&&)>;
+
+  // Entries are sorted by priority, stably (ties keep configuration order).
+  Pool(loop::Scheduler& sched, std::vector<EntrySpec> entries, PoolOptions opts);
+  ~Pool();
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+
+  Ticket submit(dns::Bytes query, Done done);
+  // The caller gives up (total budget, client gone). `done` never runs after
+  // this. Unknown or finished tickets are ignored.
+  void cancel(Ticket t);
+
+  std::vector<EntrySnapshot> snapshot() const;
+  std::size_t entry_count() const { return entries_.size(); }
+  std::size_t requests() const { return requests_.size(); }
+  // Shutdown: closes every transport's sessions.
+  void close_all();
+
+ private:
+  struct Entry;
+  struct Request;
+
+  void advance(Request& r);
+  void try_acquire(Request& r, std::size_t e);
+  void start_attempt(Request& r, std::size_t e);
+  void on_completion(Ticket t, ExchangeResult&& res);
+  void on_attempt_timeout(Ticket t);
+  void attempt_failed(Request& r, Cause c, std::string detail);
+  void release(std::size_t e);
+  void pump(std::size_t e);
+  void leave_queue(Request& r);
+  void finish(Request& r, PoolOutcome&& out);
+  bool other_healthy_candidate(const Request& r, std::size_t except) const;
+
+  loop::Scheduler& sched_;
+  PoolOptions opts_;
+  std::vector<std::unique_ptr<Entry>> entries_;
+  std::unordered_map<Ticket, std::unique_ptr<Request>> requests_;
+  Ticket next_ticket_ = 1;
+};
+
+}  // namespace nxdns::upstream
