@@ -56,6 +56,22 @@ class FakeTransport final : public upstream::Transport {
     return true;
   }
 
+  // Completes the oldest live exchange with whatever `make` builds from its query.
+  template <class F>
+  bool respond_oldest(F make) {
+    for (auto id : order_) {
+      auto it = live_.find(id);
+      if (it == live_.end()) continue;
+      Started s = std::move(it->second);
+      live_.erase(it);
+      upstream::ExchangeResult r;
+      r.response = make(s.query);
+      s.done(std::move(r));
+      return true;
+    }
+    return false;
+  }
+
   std::size_t live() const { return live_.size(); }
   std::size_t peak() const { return peak_; }
   std::size_t started() const { return started_; }

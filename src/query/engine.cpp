@@ -1,0 +1,141 @@
+#include "query/engine.hpp"
+
+#include "log/log.hpp"
+
+namespace nxdns::query {
+
+const char* describe(Protocol p) { return p == Protocol::udp ? "udp" : "tcp"; }
+
+class Engine::ClientQuery {
+ public:
+  ClientQuery(loop::Scheduler& s, dns::Bytes raw, dns::Query parsed, Protocol proto, ReplyFn reply)
+      : raw(std::move(raw)), parsed(std::move(parsed)), proto(proto), reply(std::move(reply)), budget(s) {}
+
+  dns::Bytes raw;
+  dns::Query parsed;
+  Protocol proto;
+  ReplyFn reply;
+  loop::Timer budget;
+  upstream::Pool::Ticket ticket = 0;
+};
+
+Engine::Engine(loop::Scheduler& sched, upstream::Pool& pool, EngineOptions opts)
+    : sched_(sched), pool_(pool), opts_(opts) {}
+
+Engine::~Engine() { cancel_all(); }
+
+void Engine::count_reply(Protocol proto, dns::ByteView reply) {
+  if (reply.size() < dns::header_size) return;
+  const auto p = static_cast<std::size_t>(proto);
+  ++counters_.replies_by_rcode[p][reply[3] & 0x0F];
+}
+
+dns::Bytes Engine::refuse(dns::ByteView packet, Protocol proto) {
+  auto parsed = dns::parse_query(packet);
+  if (!parsed.query) return {};
+  auto reply = dns::make_error_reply(packet, *parsed.query, dns::Rcode::refused);
+  count_reply(proto, reply);
+  return reply;
+}
+
+Engine::Result Engine::submit(dns::ByteView packet, Protocol proto, ReplyFn reply) {
+  Result res;
+  const auto p = static_cast<std::size_t>(proto);
+  auto parsed = dns::parse_query(packet);
+  if (!parsed.query) {
+    res.why = parsed.error;
+    if (parsed.header_readable) {
+      res.reply = dns::make_formerr(packet);
+    }
+    if (!res.reply.empty()) {
+      res.kind = Admission::answered;
+      ++counters_.formerr_unparseable[p];
+      count_reply(proto, res.reply);
+    } else {
+      res.kind = Admission::dropped;
+      ++counters_.dropped_unreadable[p];
+    }
+    log::debug("query: malformed ", describe(proto), " packet (", packet.size(), " bytes): ", dns::describe(parsed.error));
+    return res;
+  }
+
+  const QueryId id = next_id_++;
+  auto q = std::make_unique<ClientQuery>(sched_, dns::Bytes(packet.begin(), packet.end()), std::move(*parsed.query), proto,
+                                         std::move(reply));
+  ClientQuery& cq = *q;
+  live_.emplace(id, std::move(q));
+  cq.budget.arm(opts_.total_budget, [this, id] {
+    auto it = live_.find(id);
+    if (it == live_.end()) return;
+    ClientQuery& c = *it->second;
+    // Leaves the entry's queue or abandons the attempt; either way the pool
+    // accounts for it (a waiter that burned the budget still counts).
+    pool_.cancel(c.ticket);
+    ++counters_.budget_exhausted;
+    complete(id, dns::make_error_reply(c.raw, c.parsed, dns::Rcode::servfail));
+  });
+  cq.ticket = pool_.submit(cq.raw, [this, id](upstream::PoolOutcome&& out) {
+    auto it = live_.find(id);
+    if (it == live_.end()) return;
+    ClientQuery& c = *it->second;
+    if (out.ok) {
+      // The transport validated the answer against the question it sent;
+      // check again against what the client asked, since this is what goes
+      // back to the client.
+      if (dns::validate_response(c.parsed, out.response) == dns::ResponseError::none) {
+        dns::Bytes answer = std::move(out.response);
+        if (c.proto == Protocol::udp) answer = dns::truncate_for_udp(answer, dns::client_udp_limit(c.parsed.edns));
+        complete(id, std::move(answer));
+        return;
+      }
+      ++counters_.bad_upstream_answer;
+      log::warn("query: upstream ", out.entry_index, " answer does not match the question; SERVFAIL");
+    } else {
+      ++counters_.upstream_failed;
+      log::debug("query: every attempt failed (", out.attempts, "), last: upstream ", out.entry_index, " ",
+                 upstream::describe(out.cause), ": ", out.detail);
+    }
+    complete(id, dns::make_error_reply(c.raw, c.parsed, dns::Rcode::servfail));
+  });
+  res.kind = Admission::forwarded;
+  res.id = id;
+  return res;
+}
+
+void Engine::complete(QueryId id, dns::Bytes&& reply) {
+  auto it = live_.find(id);
+  if (it == live_.end()) return;
+  std::unique_ptr<ClientQuery> owned = std::move(it->second);
+  live_.erase(it);
+  owned->budget.disarm();
+  count_reply(owned->proto, reply);
+  owned->reply(std::move(reply));
+}
+
+void Engine::abandon(QueryId id) {
+  auto it = live_.find(id);
+  if (it == live_.end()) return;
+  std::unique_ptr<ClientQuery> owned = std::move(it->second);
+  live_.erase(it);
+  pool_.cancel(owned->ticket);
+  ++counters_.abandoned;
+}
+
+void Engine::fail_all() {
+  std::vector<QueryId> ids;
+  ids.reserve(live_.size());
+  for (auto& [id, q] : live_) ids.push_back(id);
+  for (QueryId id : ids) {
+    auto it = live_.find(id);
+    if (it == live_.end()) continue;
+    pool_.cancel(it->second->ticket);
+    complete(id, dns::make_error_reply(it->second->raw, it->second->parsed, dns::Rcode::servfail));
+  }
+}
+
+void Engine::cancel_all() {
+  for (auto& [id, q] : live_) pool_.cancel(q->ticket);
+  live_.clear();
+}
+
+}  // namespace nxdns::query

@@ -1,0 +1,86 @@
+#pragma once
+// Client queries, from admission to reply. One ClientQuery object per query
+// owns the total budget timer and the pool ticket; nothing outlives it.
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <unordered_map>
+
+#include "dns/message.hpp"
+#include "loop/scheduler.hpp"
+#include "upstream/pool.hpp"
+
+namespace nxdns::query {
+
+enum class Protocol : std::uint8_t { udp = 0, tcp = 1 };
+const char* describe(Protocol p);
+
+struct EngineOptions {
+  loop::Duration total_budget = std::chrono::milliseconds(5000);
+};
+
+// Counters the listeners and /metrics read. Indexed by protocol, then rcode
+// (the low 4 bits of the reply header).
+struct QueryCounters {
+  std::array<std::array<std::uint64_t, 16>, 2> replies_by_rcode{};
+  std::array<std::uint64_t, 2> formerr_unparseable{};  // FORMERR for a packet we could not parse
+  std::array<std::uint64_t, 2> dropped_unreadable{};   // not even a header: no reply possible
+  std::uint64_t budget_exhausted = 0;                  // SERVFAIL because the total budget ran out
+  std::uint64_t upstream_failed = 0;                   // SERVFAIL because every attempt failed
+  std::uint64_t bad_upstream_answer = 0;               // answer that did not match the question (dropped)
+  std::uint64_t abandoned = 0;                         // client went away first
+};
+
+class Engine {
+ public:
+  using QueryId = std::uint64_t;
+  using ReplyFn = std::function<void(dns::Bytes&&)>;
+
+  enum class Admission { forwarded, answered, dropped };
+  struct Result {
+    Admission kind = Admission::dropped;
+    QueryId id = 0;        // when forwarded
+    dns::Bytes reply;      // when answered now (FORMERR)
+    dns::ParseError why = dns::ParseError::none;
+  };
+
+  Engine(loop::Scheduler& sched, upstream::Pool& pool, EngineOptions opts);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Takes a client packet. A well-formed query is forwarded and `reply` runs
+  // later, exactly once, from the loop (unless abandoned). A malformed one is
+  // answered now (FORMERR, when its header can be echoed) or dropped; either
+  // way `reply` is not kept.
+  Result submit(dns::ByteView packet, Protocol proto, ReplyFn reply);
+  // The client went away (TCP connection closed): stop work, no reply.
+  void abandon(QueryId id);
+  // Answers every pending query with SERVFAIL now (shutdown deadline).
+  void fail_all();
+  // Drops every pending query without replying (teardown).
+  void cancel_all();
+
+  std::size_t in_flight() const { return live_.size(); }
+  const QueryCounters& counters() const { return counters_; }
+
+  // Builds the reply for an admission-time refusal (listener caps), counting
+  // it like any other reply. Empty when the packet is not a parseable query
+  // (the caller then drops it).
+  dns::Bytes refuse(dns::ByteView packet, Protocol proto);
+  void count_reply(Protocol proto, dns::ByteView reply);
+
+ private:
+  class ClientQuery;
+  void complete(QueryId id, dns::Bytes&& reply);
+
+  loop::Scheduler& sched_;
+  upstream::Pool& pool_;
+  EngineOptions opts_;
+  QueryId next_id_ = 1;
+  std::unordered_map<QueryId, std::unique_ptr<ClientQuery>> live_;
+  QueryCounters counters_;
+};
+
+}  // namespace nxdns::query

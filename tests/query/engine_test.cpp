@@ -1,0 +1,209 @@
+#include <optional>
+#include <vector>
+
+#include "query/engine.hpp"
+#include "support/fake_scheduler.hpp"
+#include "upstream/fake_transport.hpp"
+
+#include <CppUTest/TestHarness.h>
+
+using namespace nxdns;
+using namespace std::chrono_literals;
+using query::Engine;
+using query::Protocol;
+using upstream::Cause;
+
+namespace {
+
+dns::Bytes make_q(std::uint16_t id, const char* name = "www.example.test", std::optional<std::uint16_t> edns = {}) {
+  auto wire = dns::name_from_text(name);
+  return dns::make_query(id, *wire, 1, edns);
+}
+
+struct Rig {
+  test::FakeScheduler sched;
+  test::FakeTransport* fake = nullptr;
+  std::unique_ptr<upstream::Pool> pool;
+  std::unique_ptr<Engine> engine;
+  std::vector<std::optional<dns::Bytes>> replies;
+
+  explicit Rig(loop::Duration attempt = 2000ms, loop::Duration total = 5000ms) {
+    std::vector<upstream::EntrySpec> specs;
+    auto t = std::make_unique<test::FakeTransport>();
+    fake = t.get();
+    specs.push_back({0, "tls://127.0.0.1:853", 0, std::move(t)});
+    upstream::PoolOptions po;
+    po.attempt_budget = attempt;
+    pool = std::make_unique<upstream::Pool>(sched, std::move(specs), po);
+    engine = std::make_unique<Engine>(sched, *pool, query::EngineOptions{total});
+  }
+  ~Rig() {
+    engine.reset();
+    pool.reset();
+  }
+  Engine::Result send(const dns::Bytes& pkt, Protocol p = Protocol::udp) {
+    const std::size_t slot = replies.size();
+    replies.emplace_back();
+    return engine->submit(pkt, p, [this, slot](dns::Bytes&& b) { replies[slot] = std::move(b); });
+  }
+};
+
+std::uint8_t rcode_of(const dns::Bytes& b) { return b[3] & 0x0F; }
+
+}  // namespace
+
+TEST_GROUP(Engine){};
+
+TEST(Engine, ForwardsAQueryAndRelaysTheAnswer) {
+  Rig r;
+  auto res = r.send(make_q(0xBEEF));
+  CHECK(res.kind == Engine::Admission::forwarded);
+  CHECK_EQUAL(1u, r.fake->live());
+  r.fake->answer_oldest();
+  r.sched.run_ready();
+  CHECK_TRUE(r.replies[0].has_value());
+  CHECK_EQUAL(0xBEEF, dns::get_id(*r.replies[0]));
+  CHECK_EQUAL(0, rcode_of(*r.replies[0]));
+  CHECK_EQUAL(1u, r.engine->counters().replies_by_rcode[0][0]);
+  CHECK_EQUAL(0u, r.engine->in_flight());
+}
+
+TEST(Engine, TotalBudgetGivesServfailExactlyAtTheBudget) {
+  Rig r(10s, 5s);  // the attempt would outlast the total budget
+  r.send(make_q(7));
+  r.sched.advance(4999ms);
+  CHECK_FALSE(r.replies[0].has_value());
+  r.sched.advance(1ms);
+  CHECK_TRUE(r.replies[0].has_value());
+  CHECK_EQUAL(2, rcode_of(*r.replies[0]));
+  CHECK_EQUAL(7, dns::get_id(*r.replies[0]));
+  CHECK_EQUAL(1u, r.fake->cancelled());  // the stuck attempt was abandoned
+  CHECK_EQUAL(1u, r.engine->counters().budget_exhausted);
+}
+
+TEST(Engine, TotalBudgetCoversTimeSpentQueued) {
+  Rig r(10s, 5s);
+  for (std::size_t i = 0; i < upstream::max_in_flight_per_entry; ++i) r.send(make_q(static_cast<std::uint16_t>(i)));
+  r.send(make_q(999));  // queues behind 64 stalled exchanges
+  CHECK_EQUAL(1u, r.pool->snapshot()[0].queue_depth);
+  r.sched.advance(5s);
+  auto& waiter = r.replies.back();
+  CHECK_TRUE(waiter.has_value());
+  CHECK_EQUAL(2, rcode_of(*waiter));
+  auto s = r.pool->snapshot()[0];
+  CHECK_EQUAL(0u, s.queue_depth);
+  CHECK_EQUAL(1u, s.queued_total);
+  DOUBLES_EQUAL(5.0, s.queued_seconds_total, 1e-9);
+}
+
+TEST(Engine, FailedUpstreamGivesServfailEchoingTheQuestion) {
+  Rig r;
+  auto q = make_q(0x0102);
+  r.send(q);
+  r.fake->fail_oldest(Cause::connect_failed);
+  r.sched.run_ready();
+  auto& rep = *r.replies[0];
+  CHECK_EQUAL(2, rcode_of(rep));
+  auto parsed = dns::parse_query(q);
+  CHECK(dns::validate_response(*parsed.query, rep) == dns::ResponseError::none);
+  CHECK_EQUAL(1u, r.engine->counters().upstream_failed);
+}
+
+TEST(Engine, MalformedWithReadableHeaderGetsFormerrNow) {
+  Rig r;
+  dns::Bytes junk{0xAB, 0xCD, 0x01, 0x00, 0x00, 0x01, 0, 0, 0, 0, 0, 0, 0x05, 'a'};
+  auto res = r.send(junk);
+  CHECK(res.kind == Engine::Admission::answered);
+  CHECK_EQUAL(1, rcode_of(res.reply));
+  CHECK_EQUAL(0xABCD, dns::get_id(res.reply));
+  CHECK_EQUAL(0u, r.fake->started());
+  CHECK_EQUAL(1u, r.engine->counters().formerr_unparseable[0]);
+}
+
+TEST(Engine, PacketShorterThanAHeaderIsDroppedAndCounted) {
+  Rig r;
+  dns::Bytes junk{0x01, 0x02, 0x03};
+  auto res = r.send(junk, Protocol::tcp);
+  CHECK(res.kind == Engine::Admission::dropped);
+  CHECK_TRUE(res.reply.empty());
+  CHECK_EQUAL(1u, r.engine->counters().dropped_unreadable[1]);
+}
+
+TEST(Engine, LargeAnswerIsTruncatedForUdpButNotForTcp) {
+  auto big = [](const dns::Bytes& q) {
+    dns::Bytes a = q;
+    a[2] |= 0x80;
+    a[7] = 1;  // ancount = 1
+    // one A-ish record with a 700-byte rdata: name pointer to the question
+    dns::Bytes rr{0xC0, 0x0C, 0x00, 0x10, 0x00, 0x01, 0, 0, 0, 60, 0x02, 0xBC};
+    a.insert(a.end(), rr.begin(), rr.end());
+    a.insert(a.end(), 700, 'x');
+    return a;
+  };
+  Rig r;
+  r.send(make_q(1));
+  r.send(make_q(2), Protocol::tcp);
+  r.fake->respond_oldest(big);
+  r.fake->respond_oldest(big);
+  r.sched.run_ready();
+  auto& udp = *r.replies[0];
+  auto& tcp = *r.replies[1];
+  CHECK_TRUE(udp.size() <= 512);
+  CHECK_TRUE(dns::parse_header(udp)->tc());
+  CHECK_FALSE(dns::parse_header(tcp)->tc());
+  CHECK_TRUE(tcp.size() > 700);
+}
+
+TEST(Engine, UdpLimitFollowsTheClientsEdnsSize) {
+  Rig r;
+  r.send(make_q(1, "a.test", 1232));
+  r.fake->respond_oldest([](const dns::Bytes& q) {
+    dns::Bytes a = q;
+    a[2] |= 0x80;
+    return a;
+  });
+  r.sched.run_ready();
+  CHECK_FALSE(dns::parse_header(*r.replies[0])->tc());
+}
+
+TEST(Engine, MismatchedUpstreamAnswerIsNeverRelayed) {
+  Rig r;
+  r.send(make_q(5, "asked.test"));
+  r.fake->respond_oldest([](const dns::Bytes&) {
+    auto other = make_q(5, "other.test");
+    other[2] |= 0x80;
+    return other;
+  });
+  r.sched.run_ready();
+  CHECK_EQUAL(2, rcode_of(*r.replies[0]));
+  CHECK_EQUAL(1u, r.engine->counters().bad_upstream_answer);
+}
+
+TEST(Engine, AbandonedQueryGetsNoReplyAndFreesItsAttempt) {
+  Rig r;
+  auto res = r.send(make_q(3), Protocol::tcp);
+  r.engine->abandon(res.id);
+  CHECK_EQUAL(1u, r.fake->cancelled());
+  r.sched.advance(10s);
+  CHECK_FALSE(r.replies[0].has_value());
+  CHECK_EQUAL(0u, r.engine->in_flight());
+}
+
+TEST(Engine, FailAllAnswersEveryPendingQueryWithServfail) {
+  Rig r;
+  r.send(make_q(1));
+  r.send(make_q(2), Protocol::tcp);
+  r.engine->fail_all();
+  CHECK_EQUAL(2, rcode_of(*r.replies[0]));
+  CHECK_EQUAL(2, rcode_of(*r.replies[1]));
+  CHECK_EQUAL(0u, r.engine->in_flight());
+  CHECK_EQUAL(0u, r.fake->live());
+}
+
+TEST(Engine, RefuseEchoesTheQuestionWithRefused) {
+  Rig r;
+  auto rep = r.engine->refuse(make_q(9), Protocol::udp);
+  CHECK_EQUAL(5, rcode_of(rep));
+  CHECK_EQUAL(9, dns::get_id(rep));
+  CHECK_EQUAL(1u, r.engine->counters().replies_by_rcode[0][5]);
+}
