@@ -4,6 +4,16 @@
 # when set, so a 3.6 build never mixes with the system's 2.28 headers.
 set(_hints)
 set(_opts)
+# find_path/find_library results are cached, so re-configuring an existing
+# build dir with a different MBEDTLS_ROOT would otherwise silently keep the
+# previously found (e.g. system 2.28) paths. Forget them when the root changes.
+if(NOT "${MBEDTLS_ROOT}" STREQUAL "${_NXDNS_MBEDTLS_ROOT_USED}")
+  unset(MBEDTLS_INCLUDE_DIR CACHE)
+  unset(MBEDTLS_LIBRARY CACHE)
+  unset(MBEDX509_LIBRARY CACHE)
+  unset(MBEDCRYPTO_LIBRARY CACHE)
+  set(_NXDNS_MBEDTLS_ROOT_USED "${MBEDTLS_ROOT}" CACHE INTERNAL "MBEDTLS_ROOT the cached MbedTLS paths belong to")
+endif()
 if(MBEDTLS_ROOT)
   set(_hints HINTS ${MBEDTLS_ROOT})
   set(_opts NO_DEFAULT_PATH)

@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 (bookworm) package that building and testing nxdns
+# needs. Idempotent: on a machine that already has everything it does no apt
+# work at all (no update, no lock), so CI can call it unconditionally.
+#
+# Usage: sudo scripts/install-deps.sh [--list] [--no-update] [--cross]
+#   --list       print the package list and exit (no root needed)
+#   --no-update  never run apt-get update (e.g. offline mirror already fresh)
+#   --cross      also install the aarch64 cross toolchain group (hook, see
+#                cross_packages below; not filled in yet)
+# Environment:
+#   NXDNS_APT_MAX_AGE_H  package lists younger than this many hours are
+#                        trusted without `apt-get update` (default 6)
+#
+# Exit status: 0 when everything is installed, non-zero otherwise.
+set -euo pipefail
+
+# Grouped so a reader can see why each package is here; all groups are
+# installed by default because the test suite uses every one of them.
+readonly BUILD_PKGS=(build-essential cmake pkg-config git ca-certificates)
+readonly LIB_PKGS=(libevent-dev libmbedtls-dev libcurl4-openssl-dev libyaml-cpp-dev
+                   libmicrohttpd-dev)
+readonly UNIT_TEST_PKGS=(cpputest libcmocka-dev)
+# dig and kdig drive the end-to-end tests; promtool lints the /metrics output.
+# bookworm has no smaller package than `prometheus` that ships promtool.
+readonly E2E_PKGS=(dnsutils knot-dnsutils prometheus iproute2 procps python3)
+# clang's libFuzzer runtime (libclang_rt.fuzzer-*.a) lives in
+# libclang-rt-14-dev, which clang-14 only Recommends; with
+# --no-install-recommends it must be named or -fsanitize=fuzzer fails to link.
+readonly FUZZ_PKGS=(clang-14 libclang-rt-14-dev)
+# nix-instantiate --parse checks the NixOS module syntax.
+readonly LINT_PKGS=(nix-bin)
+
+# Hook for the aarch64 cross build (owned by whoever adds the cross build):
+# list the cross compiler and the :arm64 -dev packages here, and add
+# `dpkg --add-architecture arm64` to enable_cross_arch. Left empty on purpose
+# so that --cross fails loudly instead of pretending to work.
+cross_packages() { :; }
+enable_cross_arch() { :; }
+
+max_age_h=${NXDNS_APT_MAX_AGE_H:-6}
+do_update=1
+want_cross=0
+list_only=0
+
+for arg in "$@"; do
+  case "$arg" in
+    --list) list_only=1 ;;
+    --no-update) do_update=0 ;;
+    --cross) want_cross=1 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "install-deps: unknown argument: $arg" >&2; exit 2 ;;
+  esac
+done
+
+packages=("${BUILD_PKGS[@]}" "${LIB_PKGS[@]}" "${UNIT_TEST_PKGS[@]}" "${E2E_PKGS[@]}"
+          "${FUZZ_PKGS[@]}" "${LINT_PKGS[@]}")
+if (( want_cross )); then
+  mapfile -t cross < <(cross_packages)
+  if (( ${#cross[@]} == 0 )); then
+    echo "install-deps: --cross: no cross packages defined yet (fill in cross_packages in $0)" >&2
+    exit 2
+  fi
+  packages+=("${cross[@]}")
+fi
+
+if (( list_only )); then
+  printf '%s\n' "${packages[@]}"
+  exit 0
+fi
+
+is_installed() {
+  # Status-Status is "installed" only for fully configured packages; a
+  # half-installed or config-files-only package must be (re)installed.
+  [[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" == installed ]]
+}
+
+missing=()
+for p in "${packages[@]}"; do
+  is_installed "$p" || missing+=("$p")
+done
+
+if (( ${#missing[@]} == 0 )); then
+  echo "install-deps: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+if (( EUID != 0 )); then
+  echo "install-deps: must run as root to install: ${missing[*]}" >&2
+  exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+log=$(mktemp /tmp/nxdns-install-deps.XXXXXX.log)
+created_policy=0
+cleanup() {
+  # Remove only the policy-rc.d this script created, never a pre-existing one.
+  if (( created_policy )); then rm -f /usr/sbin/policy-rc.d; fi
+}
+trap cleanup EXIT
+
+run_apt() {
+  if ! apt-get -qq -o Dpkg::Use-Pty=0 "$@" >>"$log" 2>&1; then
+    echo "install-deps: 'apt-get $*' failed; last lines of $log:" >&2
+    tail -n 40 "$log" >&2
+    return 1
+  fi
+}
+
+# Outside /var/lib/apt/lists: apt-get update deletes unknown files there.
+readonly update_stamp=/var/cache/nxdns/apt-update.stamp
+lists_fresh() {
+  # apt sets downloaded index files' mtimes to the server's Last-Modified,
+  # so their age says nothing about when we last updated; use our own stamp.
+  compgen -G '/var/lib/apt/lists/*_Packages*' >/dev/null || return 1
+  [[ -e "$update_stamp" ]] || return 1
+  [[ -z "$(find "$update_stamp" -mmin +"$((max_age_h * 60))" 2>/dev/null)" ]]
+}
+
+apt_update() {
+  echo "install-deps: apt-get update"
+  run_apt update
+  mkdir -p "${update_stamp%/*}"
+  touch "$update_stamp"
+}
+
+updated=0
+if (( do_update )) && ! lists_fresh; then
+  apt_update
+  updated=1
+fi
+
+if (( want_cross )); then enable_cross_arch; fi
+
+# Installing `prometheus` would start a Prometheus server (listening on all
+# interfaces) on systemd hosts; we only want promtool, so block service starts
+# for the duration of the install.
+if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+  printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+  chmod 0755 /usr/sbin/policy-rc.d
+  created_policy=1
+fi
+
+echo "install-deps: installing ${missing[*]}"
+install_cmd=(install -y --no-install-recommends "${missing[@]}")
+if ! run_apt "${install_cmd[@]}"; then
+  # Stale lists make apt ask for files the mirror no longer has (404);
+  # one refresh and retry fixes that without hiding real failures.
+  if (( updated || !do_update )); then exit 1; fi
+  echo "install-deps: retrying after apt-get update" >&2
+  apt_update
+  run_apt "${install_cmd[@]}"
+fi
+
+# Keep a freshly installed Prometheus from being started at the next boot.
+if [[ " ${missing[*]} " == *" prometheus "* && -d /run/systemd/system ]]; then
+  systemctl disable --now prometheus.service >>"$log" 2>&1 || true
+  echo "install-deps: disabled prometheus.service (only promtool is needed)"
+fi
+
+still_missing=()
+for p in "${missing[@]}"; do
+  is_installed "$p" || still_missing+=("$p")
+done
+if (( ${#still_missing[@]} )); then
+  echo "install-deps: still not installed: ${still_missing[*]} (log: $log)" >&2
+  exit 1
+fi
+rm -f "$log"
+echo "install-deps: done (${#missing[@]} installed)"
