@@ -1,16 +1,18 @@
 #pragma once
-// The DNS wire codec: pure functions over byte spans, no I/O, no allocation
-// beyond the values returned. Everything that reads a packet bounds-checks
-// every access; every function here is fuzzed (tests/fuzz/).
+// The DNS wire codec: pure functions over byte spans, no I/O, no state.
+// Everything that reads a packet bounds-checks every access; every function
+// here is fuzzed (tests/fuzz/dns_fuzz.cpp).
 //
 // Scope is what a forwarder needs: the header, exactly one question, the OPT
 // pseudo-record (RFC 6891) of a query, error replies, response validation,
-// and UDP truncation. Answers are relayed, never interpreted.
+// UDP truncation, and the EDNS rewrites of the encrypted transports (Padding,
+// edns-tcp-keepalive). Answers are relayed, never interpreted.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nxdns::dns {
@@ -28,6 +30,10 @@ inline constexpr std::uint16_t max_udp_limit = 1232;
 
 enum class Rcode : std::uint8_t { noerror = 0, formerr = 1, servfail = 2, nxdomain = 3, notimp = 4, refused = 5 };
 inline constexpr std::uint16_t type_opt = 41;
+inline constexpr std::uint16_t class_in = 1;
+// EDNS option codes (IANA "DNS EDNS0 Option Codes").
+inline constexpr std::uint16_t opt_tcp_keepalive = 11;  // RFC 7828
+inline constexpr std::uint16_t opt_padding = 12;        // RFC 7830
 
 struct Header {
   std::uint16_t id = 0;
@@ -63,12 +69,21 @@ enum class ParseError {
   bad_opcode,         // not QUERY (0)
   bad_question_count, // qdcount != 1
   truncated,          // a field runs past the end of the packet
-  label_too_long,     // > 63
+  // A length octet 0x40..0x7F. A 64-octet label cannot be written on the
+  // wire: its length octet is the "01" extended label type (RFC 6891 §5
+  // retired it, RFC 2673 bitstrings 0x41 are dead), so both read as this.
+  label_too_long,
   name_too_long,      // > 255 octets uncompressed
-  bad_pointer,        // compression pointer forward, out of range, or looping
-  bad_label_type,     // 0x40 / 0x80 label types (RFC 6891 §5 retired them)
+  // Compression pointer into the header, not strictly before the labels it
+  // interrupts (forward, self, loop), or more hops than a name can need.
+  bad_pointer,
+  bad_label_type,     // "10" (0x80..0xBF): reserved label type
   bad_opt,            // malformed OPT, or more than one (RFC 6891 §6.1.1)
   trailing_garbage,   // bytes beyond the records the header counts
+  // A QUERY carrying answer or authority records (RFC 1035 §4.1: a query
+  // has none); rejected so the client gets FORMERR rather than a forwarded
+  // packet whose extra sections the upstream would interpret its own way.
+  unexpected_records,
 };
 
 const char* describe(ParseError e);
@@ -92,12 +107,22 @@ struct QueryParse {
 std::optional<Header> parse_header(ByteView msg);
 
 // Parses a client query: header, exactly one question, and the additional
-// section for OPT. Answer/authority sections of a query must be empty.
+// section for OPT. Answer/authority sections of a query must be empty
+// (else unexpected_records). Non-OPT additional records (e.g. TSIG) are
+// walked and tolerated; nxdns never forwards them. Every octet must belong
+// to a counted record (else trailing_garbage). On success `error` is none.
 QueryParse parse_query(ByteView msg);
 
 // Reads a possibly compressed name starting at `offset`, writing the
-// uncompressed wire form to `out`. Returns the offset just past the name in
-// the original message (past the first pointer, if any).
+// uncompressed wire form to `out` (cleared first; left empty on error).
+// Returns the offset just past the name in the original message (past the
+// first pointer, if any).
+//
+// Pointer rule: a pointer must target an offset at or past the header and
+// strictly before the first octet of the run of labels it ends. "Before the
+// pointer itself" is not enough: labels at 20, a pointer at 22 back to 20
+// would loop. With this rule every jump lands strictly lower than the last,
+// so decompression terminates; a hop limit is kept as a second fence.
 struct NameRead {
   ParseError error = ParseError::none;
   std::size_t next = 0;
@@ -114,16 +139,61 @@ std::string name_to_text(ByteView wire_name);
 std::optional<Bytes> name_from_text(std::string_view text);
 
 // Error reply for a query that parsed: echoes ID, opcode, RD and the
-// question verbatim; sets QR and RA, the rcode, and nothing else.
+// question verbatim; sets QR and RA, the rcode, and nothing else. When the
+// query carried OPT the reply carries a minimal one (payload 1232, version
+// 0, the query's DO bit, no options): RFC 6891 §7 has responders include OPT
+// whenever the query did.
 Bytes make_error_reply(ByteView raw_query, const Query& q, Rcode rcode);
 // FORMERR for a packet whose header is readable but whose body is not: echo
-// the ID and RD, no question (RFC 1035 gives no other choice). Returns an
-// empty vector when not even the header is readable (drop the packet).
+// the ID, opcode and RD, no question (RFC 1035 gives no other choice).
+// Returns an empty vector when not even the header is readable, or when QR
+// is set: answering a response could start a reply loop between two
+// servers, so such packets are dropped.
 Bytes make_formerr(ByteView raw_packet);
 
-// A fresh query for `name`/`qtype` with the given id, RD set, and optionally
-// an OPT advertising `udp_payload` (used by the burst tool and probes).
+// A fresh query for `name`/`qtype` (class IN) with the given id, RD set, and
+// optionally an OPT advertising `udp_payload` (used by the burst tool and
+// probes). Returns an empty vector when `wire_name` is not one well-formed
+// uncompressed wire name.
 Bytes make_query(std::uint16_t id, ByteView wire_name, std::uint16_t qtype, std::optional<std::uint16_t> udp_payload);
+
+// The single question of a message (query or response): nullopt unless the
+// header is readable, qdcount == 1 and the question parses.
+std::optional<Question> parse_question_of(ByteView msg);
+
+// --- EDNS for the encrypted upstream transports (DoT, DoH) ---
+
+struct UpstreamQueryOptions {
+  // Pad the whole message to a multiple of this (RFC 7830 Padding option;
+  // RFC 8467 §4.1 recommends 128 for queries). 0 = no padding.
+  std::size_t pad_block = 128;
+  // Add an empty edns-tcp-keepalive option (RFC 7828 §3.2.1: clients send
+  // it with no data). For DoT sessions.
+  bool tcp_keepalive = false;
+  // ID to put in the header (RFC 8484 §4.1: DoH uses 0).
+  std::uint16_t id = 0;
+};
+
+// The query to send upstream for a client query that parse_query accepts:
+// same header flags and question, the given id; one OPT record keeping the
+// client's UDP payload size, version, DO/Z bits and options except Padding
+// and edns-tcp-keepalive (or a fresh OPT, payload 1232 version 0, when the
+// client sent none); then the keepalive and padding options as asked. Other
+// additional records are dropped. Returns an empty vector when the input
+// does not parse as a query. Padding is omitted (never mis-sized) in the
+// pathological case where it cannot fit a 16-bit RDLENGTH.
+Bytes prepare_upstream_query(ByteView client_query, const UpstreamQueryOptions& o = {});
+
+// The TIMEOUT (units of 100 ms, RFC 7828 §3.1) of a response's OPT
+// edns-tcp-keepalive option, when present with exactly 2 octets of data.
+std::optional<std::uint16_t> edns_tcp_keepalive(ByteView response);
+
+// A copy of `response` with every Padding option removed from its OPT
+// record (RDLENGTH adjusted), everything else byte-identical. Returns the
+// input unchanged when there is no OPT, no padding, the message is
+// malformed, or records follow the OPT (their compression pointers could
+// target offsets that removing bytes would shift).
+Bytes strip_padding(ByteView response);
 
 // Validation of an upstream response against the query it answers.
 enum class ResponseError {

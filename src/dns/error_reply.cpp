@@ -1,0 +1,79 @@
+// Answers nxdns produces itself: SERVFAIL / REFUSED / FORMERR and the
+// probe/burst query builder.
+#include "dns/message.hpp"
+#include "dns/wire.hpp"
+
+namespace nxdns::dns {
+
+namespace {
+
+void put_header(Bytes& out, std::uint16_t id, std::uint16_t flags, std::uint16_t qd, std::uint16_t ar) {
+  wire::put16(out, id);
+  wire::put16(out, flags);
+  wire::put16(out, qd);
+  wire::put16(out, 0);
+  wire::put16(out, 0);
+  wire::put16(out, ar);
+}
+
+// A complete, uncompressed wire name: what a question we build may carry.
+bool valid_uncompressed_name(ByteView name) {
+  const wire::NameWalk w = wire::walk_name(name, 0, nullptr);
+  // walk_name refuses pointers below the header offset, so in a bare name
+  // every pointer fails: exactly the "uncompressed" requirement.
+  return w.error == ParseError::none && w.next == name.size();
+}
+
+}  // namespace
+
+Bytes make_error_reply(ByteView raw_query, const Query& q, Rcode rcode) {
+  // RFC 1035 §4.1.1: ID, opcode and RD are copied from the query.
+  const std::uint16_t flags = static_cast<std::uint16_t>(
+      wire::flag_qr | (q.header.flags & (wire::opcode_mask | wire::flag_rd)) | wire::flag_ra |
+      static_cast<std::uint16_t>(static_cast<std::uint8_t>(rcode) & 0xF));
+  Bytes out;
+  out.reserve(q.question_end + wire::opt_fixed_size);
+  put_header(out, q.header.id, flags, 1, q.edns.present ? 1 : 0);
+  if (q.question_end > header_size && q.question_end <= raw_query.size()) {
+    // The question exactly as the client wrote it (its case included: some
+    // clients use 0x20 case randomisation and compare it).
+    out.insert(out.end(), raw_query.begin() + header_size,
+               raw_query.begin() + static_cast<std::ptrdiff_t>(q.question_end));
+  } else {
+    // `raw_query` is not the packet `q` came from; rebuild from the parse.
+    out.insert(out.end(), q.question.name.begin(), q.question.name.end());
+    wire::put16(out, q.question.qtype);
+    wire::put16(out, q.question.qclass);
+  }
+  if (q.edns.present) {
+    // RFC 6891 §7: answer OPT with OPT. RFC 3225 §3: DO is copied back.
+    wire::put_opt_header(out, max_udp_limit, q.edns.dnssec_ok ? wire::edns_do_bit : 0, 0);
+  }
+  return out;
+}
+
+Bytes make_formerr(ByteView raw_packet) {
+  const auto h = parse_header(raw_packet);
+  if (!h || h->qr()) return {};
+  const std::uint16_t flags = static_cast<std::uint16_t>(
+      wire::flag_qr | (h->flags & (wire::opcode_mask | wire::flag_rd)) | wire::flag_ra |
+      static_cast<std::uint8_t>(Rcode::formerr));
+  Bytes out;
+  out.reserve(header_size);
+  put_header(out, h->id, flags, 0, 0);
+  return out;
+}
+
+Bytes make_query(std::uint16_t id, ByteView wire_name, std::uint16_t qtype, std::optional<std::uint16_t> udp_payload) {
+  if (!valid_uncompressed_name(wire_name)) return {};
+  Bytes out;
+  out.reserve(header_size + wire_name.size() + 4 + wire::opt_fixed_size);
+  put_header(out, id, wire::flag_rd, 1, udp_payload ? 1 : 0);
+  out.insert(out.end(), wire_name.begin(), wire_name.end());
+  wire::put16(out, qtype);
+  wire::put16(out, class_in);
+  if (udp_payload) wire::put_opt_header(out, *udp_payload, 0, 0);
+  return out;
+}
+
+}  // namespace nxdns::dns
