@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh Debian 12 machine (run as root):
+#   bash scripts/test.sh
+# Installs what it needs, then runs each stage and prints a summary. Stages:
+#   main      gcc, mbedTLS 2.28 (Debian), warnings as errors: every ctest suite
+#   mbedtls3  the same suite against mbedTLS 3.6 built from Debian trixie's source
+#   asan      AddressSanitizer + UndefinedBehaviorSanitizer build of the suite
+#   fuzz      libFuzzer targets (clang-14), a bounded run each
+#   nix       every .nix file parses; NixOS module evaluation tests
+#   aarch64   cross-build with the Debian toolchain, suite under qemu-user
+# Choose stages with NXDNS_STAGES="main asan" (default: all). Build trees go
+# to build-ci/<stage>. Exit status is non-zero when any stage fails.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+STAGES=${NXDNS_STAGES:-"main mbedtls3 asan fuzz nix aarch64"}
+JOBS=${NXDNS_JOBS:-$(nproc)}
+OUT=$ROOT/build-ci
+mkdir -p "$OUT"
+
+declare -A RESULT
+declare -A SECONDS_TAKEN
+failed=0
+
+stage() {
+  local name=$1
+  shift
+  echo
+  echo "==================== stage: $name ===================="
+  local t0=$SECONDS rc=0
+  "$@" || rc=$?
+  SECONDS_TAKEN[$name]=$((SECONDS - t0))
+  if [ "$rc" = 0 ]; then RESULT[$name]=passed; else RESULT[$name]="FAILED (exit $rc)"; failed=1; fi
+  echo "==================== stage $name: ${RESULT[$name]} in ${SECONDS_TAKEN[$name]} s"
+}
+
+have_stage() { [[ " $STAGES " == *" $1 "* ]]; }
+
+configure_build_test() {
+  local dir=$1
+  shift
+  cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNXDNS_WERROR=ON "$@" >"$dir.configure.log" 2>&1 ||
+    { cat "$dir.configure.log"; return 1; }
+  cmake --build "$dir" -j"$JOBS" 2>&1 | grep -E "error|warning|Error" ; test "${PIPESTATUS[0]}" = 0 || return 1
+  (cd "$dir" && ctest --output-on-failure -j"$JOBS" --timeout 300)
+}
+
+stage_main() { configure_build_test "$OUT/main"; }
+
+stage_mbedtls3() {
+  local prefix
+  prefix=$(bash "$ROOT/scripts/build-mbedtls3.sh" | tail -n1) || return 1
+  [ -d "$prefix" ] || { echo "mbedTLS 3.6 prefix missing: $prefix"; return 1; }
+  configure_build_test "$OUT/mbedtls3" -DMBEDTLS_ROOT="$prefix"
+}
+
+stage_asan() {
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    configure_build_test "$OUT/asan" -DNXDNS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+}
+
+stage_fuzz() { bash "$ROOT/scripts/fuzz.sh" "${NXDNS_FUZZ_SECONDS:-20}"; }
+stage_nix() { bash "$ROOT/scripts/nix-checks.sh"; }
+stage_aarch64() { bash "$ROOT/scripts/aarch64.sh"; }
+
+echo "nxdns test suite: stages: $STAGES"
+stage deps bash "$ROOT/scripts/install-deps.sh"
+[ "${RESULT[deps]}" = passed ] || { echo "dependency installation failed"; exit 1; }
+
+# Stages backed by their own script are visible skips until that script exists.
+stage_script() { case $1 in fuzz) echo fuzz.sh ;; nix) echo nix-checks.sh ;; aarch64) echo aarch64.sh ;; esac; }
+for s in $STAGES; do
+  script=$(stage_script "$s")
+  if [ -n "$script" ] && [ ! -f "$ROOT/scripts/$script" ]; then
+    echo "stage $s: SKIPPED: scripts/$script is not in this tree"
+    RESULT[$s]="skipped (scripts/$script missing)"
+    continue
+  fi
+  stage "$s" "stage_$s"
+done
+
+echo
+echo "==================== summary ===================="
+for s in deps $STAGES; do
+  printf '  %-10s %s %s\n' "$s" "${RESULT[$s]:-not run}" "${SECONDS_TAKEN[$s]:+(${SECONDS_TAKEN[$s]} s)}"
+done
+exit "$failed"

@@ -1,0 +1,152 @@
+#include "app/daemon.hpp"
+
+#include <csignal>
+
+#include "app/sd_notify.hpp"
+#include "log/log.hpp"
+#include "nxdns/version.hpp"
+
+namespace nxdns::app {
+
+Daemon::Daemon(Key) {}
+
+Daemon::~Daemon() {
+  // Reverse of construction, explicitly: queries first (no replies), then the
+  // listeners that fed them, then the pool and its sessions, then the loop.
+  if (engine_) engine_->cancel_all();
+  drain_poll_.reset();
+  drain_deadline_.reset();
+  signals_.clear();
+  tcp_.clear();
+  udp_.clear();
+  engine_.reset();
+  pool_.reset();
+  sched_.reset();
+  base_.reset();
+}
+
+std::unique_ptr<Daemon> Daemon::create(const config::Config& cfg, const TransportFactory& factory, std::string* why) {
+  auto d = std::make_unique<Daemon>(Key{});
+  d->cfg_ = cfg;
+  d->base_.reset(event_base_new());
+  if (!d->base_) {
+    *why = "cannot create the event loop";
+    return nullptr;
+  }
+  d->sched_ = std::make_unique<loop::LoopScheduler>(d->base_.get());
+
+  std::vector<upstream::EntrySpec> entries;
+  for (std::size_t i = 0; i < cfg.upstreams.size(); ++i) {
+    const auto& u = cfg.upstreams[i];
+    if (!u.enabled) continue;
+    std::string err;
+    auto t = factory(u, d->base_.get(), *d->sched_, &err);
+    if (!t) {
+      *why = log::cat("upstream ", i, " (", config::redact_url(u.url), "): ", err);
+      return nullptr;
+    }
+    entries.push_back(upstream::EntrySpec{i, config::redact_url(u.url), u.priority, std::move(t)});
+  }
+  if (entries.empty()) {
+    *why = "no enabled upstream";
+    return nullptr;
+  }
+  upstream::PoolOptions po;
+  po.attempt_budget = cfg.budgets.attempt;
+  d->pool_ = std::make_unique<upstream::Pool>(*d->sched_, std::move(entries), std::move(po));
+  d->engine_ = std::make_unique<query::Engine>(*d->sched_, *d->pool_, query::EngineOptions{cfg.budgets.total});
+
+  for (const auto& ep : cfg.listen) {
+    std::string err;
+    auto u = server::UdpListener::open(d->base_.get(), ep, *d->engine_, d->listener_state_, &err);
+    if (!u) {
+      *why = err;
+      return nullptr;
+    }
+    d->udp_.push_back(std::move(u));
+    auto t = server::TcpListener::open(d->base_.get(), *d->sched_, ep, *d->engine_, d->listener_state_, &err);
+    if (!t) {
+      *why = err;
+      return nullptr;
+    }
+    d->tcp_.push_back(std::move(t));
+  }
+
+  for (int sig : {SIGTERM, SIGINT}) {
+    loop::EventPtr ev(evsignal_new(
+        d->base_.get(), sig,
+        [](evutil_socket_t s, short, void* arg) {
+          static_cast<Daemon*>(arg)->begin_shutdown(s == SIGTERM ? "SIGTERM" : "SIGINT");
+        },
+        d.get()));
+    if (!ev || event_add(ev.get(), nullptr) != 0) {
+      *why = "cannot install signal handlers";
+      return nullptr;
+    }
+    d->signals_.push_back(std::move(ev));
+  }
+  // A client that vanishes mid-write must not kill the daemon.
+  std::signal(SIGPIPE, SIG_IGN);
+  d->started_at_ = d->sched_->now();
+  return d;
+}
+
+std::vector<net::Endpoint> Daemon::udp_endpoints() const {
+  std::vector<net::Endpoint> v;
+  for (auto& l : udp_) v.push_back(l->local());
+  return v;
+}
+
+std::vector<net::Endpoint> Daemon::tcp_endpoints() const {
+  std::vector<net::Endpoint> v;
+  for (auto& l : tcp_) v.push_back(l->local());
+  return v;
+}
+
+int Daemon::run() {
+  std::string where;
+  for (auto& l : udp_) where += (where.empty() ? "" : ", ") + l->local().to_string();
+  log::info("nxdns ", nxdns::version, " serving on ", where, " with ", pool_->entry_count(), " upstream(s)");
+  sd_notify("READY=1");
+  event_base_dispatch(base_.get());
+  return 0;
+}
+
+void Daemon::begin_shutdown(const char* why) {
+  if (shutting_down_) return;
+  shutting_down_ = true;
+  sd_notify("STOPPING=1");
+  log::info("shutdown (", why, "): draining ", engine_->in_flight(), " in-flight queries");
+  for (auto& l : udp_) l->stop_accepting();
+  for (auto& l : tcp_) l->stop_accepting();
+  // Every query already has its own total budget; the deadline is a
+  // backstop a little past it.
+  drain_deadline_ = std::make_unique<loop::Timer>(*sched_);
+  drain_deadline_->arm(cfg_.budgets.total + std::chrono::milliseconds(500), [this] {
+    log::warn("shutdown: drain deadline reached; answering SERVFAIL to ", engine_->in_flight(), " queries");
+    engine_->fail_all();
+    finish_shutdown();
+  });
+  drain_poll_ = std::make_unique<loop::Timer>(*sched_);
+  check_drained();
+}
+
+void Daemon::check_drained() {
+  std::size_t conns = 0;
+  for (auto& l : tcp_) conns += l->connections();
+  if (engine_->in_flight() == 0 && conns == 0) {
+    finish_shutdown();
+    return;
+  }
+  drain_poll_->arm(std::chrono::milliseconds(20), [this] { check_drained(); });
+}
+
+void Daemon::finish_shutdown() {
+  drain_poll_->disarm();
+  drain_deadline_->disarm();
+  pool_->close_all();
+  // Give close_notify alerts a turn of the loop to leave, then stop.
+  event_base_loopexit(base_.get(), nullptr);
+}
+
+}  // namespace nxdns::app

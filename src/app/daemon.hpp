@@ -1,0 +1,71 @@
+#pragma once
+// The composition root: one event loop, the pool built from the config
+// (slots_per_entry per enabled upstream, in priority order), the query
+// engine, a UDP and a TCP listener per configured address, signals.
+//
+// create() either returns a daemon with every listener bound and every
+// transport built, or nothing at all: a bad config or a busy port never
+// leaves half a daemon serving.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/transport_factory.hpp"
+#include "config/config.hpp"
+#include "loop/event_handles.hpp"
+#include "loop/loop_scheduler.hpp"
+#include "query/engine.hpp"
+#include "server/limits.hpp"
+#include "server/tcp_listener.hpp"
+#include "server/udp_listener.hpp"
+#include "upstream/pool.hpp"
+
+namespace nxdns::app {
+
+class Daemon {
+  struct Key {};
+
+ public:
+  static std::unique_ptr<Daemon> create(const config::Config& cfg, const TransportFactory& factory, std::string* why);
+  explicit Daemon(Key);
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  // Runs the loop until a stop completes. Returns the process exit code.
+  int run();
+  // SIGTERM/SIGINT: stop accepting, drain in-flight queries up to the drain
+  // deadline (answering SERVFAIL to any left), close every TLS session, and
+  // leave the loop.
+  void begin_shutdown(const char* why);
+
+  event_base* base() const { return base_.get(); }
+  loop::Scheduler& scheduler() { return *sched_; }
+  upstream::Pool& pool() { return *pool_; }
+  query::Engine& engine() { return *engine_; }
+  const server::ListenerState& listener_state() const { return listener_state_; }
+  std::vector<net::Endpoint> udp_endpoints() const;
+  std::vector<net::Endpoint> tcp_endpoints() const;
+  loop::TimePoint started_at() const { return started_at_; }
+  const config::Config& config() const { return cfg_; }
+
+ private:
+  void check_drained();
+  void finish_shutdown();
+
+  config::Config cfg_;
+  loop::EventBasePtr base_;
+  std::unique_ptr<loop::LoopScheduler> sched_;
+  std::unique_ptr<upstream::Pool> pool_;
+  std::unique_ptr<query::Engine> engine_;
+  server::ListenerState listener_state_;
+  std::vector<std::unique_ptr<server::UdpListener>> udp_;
+  std::vector<std::unique_ptr<server::TcpListener>> tcp_;
+  std::vector<loop::EventPtr> signals_;
+  std::unique_ptr<loop::Timer> drain_deadline_;
+  std::unique_ptr<loop::Timer> drain_poll_;
+  bool shutting_down_ = false;
+  loop::TimePoint started_at_{};
+};
+
+}  // namespace nxdns::app

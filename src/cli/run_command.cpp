@@ -1,0 +1,50 @@
+#include <cstdio>
+
+#include "app/daemon.hpp"
+#include "cli/commands.hpp"
+#include "config/config.hpp"
+#include "log/log.hpp"
+
+namespace nxdns::cli {
+
+namespace {
+std::optional<log::Level> parse_level(const std::string& s) {
+  if (s == "debug") return log::Level::debug;
+  if (s == "info") return log::Level::info;
+  if (s == "warn") return log::Level::warn;
+  if (s == "error") return log::Level::error;
+  return std::nullopt;
+}
+}  // namespace
+
+int run_command(const Parsed& p) {
+  if (!p.has("config")) {
+    std::fprintf(stderr, "nxdns run: --config FILE is required\n");
+    return exit_usage;
+  }
+  config::Config cfg;
+  try {
+    cfg = config::load_file(p.get("config"));
+  } catch (const config::Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return exit_usage;
+  }
+  log::set_level(cfg.log_level);
+  if (p.has("log-level")) {
+    auto l = parse_level(p.get("log-level"));
+    if (!l) {
+      std::fprintf(stderr, "nxdns run: --log-level wants debug, info, warn or error\n");
+      return exit_usage;
+    }
+    log::set_level(*l);
+  }
+  std::string why;
+  auto daemon = app::Daemon::create(cfg, app::default_transport_factory(), &why);
+  if (!daemon) {
+    log::error("cannot start: ", why);
+    return exit_failure;
+  }
+  return daemon->run();
+}
+
+}  // namespace nxdns::cli

@@ -1,0 +1,174 @@
+#include "server/tcp_connection.hpp"
+
+#include <event2/buffer.h>
+
+#include <array>
+
+#include "log/log.hpp"
+
+namespace nxdns::server {
+
+TcpConnection::TcpConnection(event_base* base, loop::Scheduler& sched, loop::UniqueFd fd, query::Engine& engine,
+                             ListenerState& state, Closed on_closed)
+    : sched_(sched), engine_(engine), state_(state), on_closed_(std::move(on_closed)), idle_(sched), closing_(sched) {
+  bev_.reset(bufferevent_socket_new(base, fd.get(), BEV_OPT_CLOSE_ON_FREE));
+  if (!bev_) return;  // fd closes with `fd`
+  fd.release();
+  alive_ = std::make_shared<TcpConnection*>(this);
+  bufferevent_setcb(
+      bev_.get(), [](bufferevent*, void* a) { static_cast<TcpConnection*>(a)->on_read(); },
+      [](bufferevent*, void* a) { static_cast<TcpConnection*>(a)->on_write(); },
+      [](bufferevent*, short what, void* a) { static_cast<TcpConnection*>(a)->on_event(what); }, this);
+  // The write timeout only runs while output is pending: a client that stops
+  // reading its answers is cut off, one that is merely quiet is not.
+  const auto ws = std::chrono::duration_cast<std::chrono::seconds>(tcp_write_stall_timeout).count();
+  timeval wt{static_cast<time_t>(ws), 0};
+  bufferevent_set_timeouts(bev_.get(), nullptr, &wt);
+  bufferevent_enable(bev_.get(), EV_READ | EV_WRITE);
+  arm_idle();
+}
+
+TcpConnection::~TcpConnection() {
+  if (alive_) *alive_ = nullptr;
+  for (auto id : pending_) engine_.abandon(id);
+}
+
+void TcpConnection::arm_idle() {
+  // Idle means: no query outstanding and no complete frame for the timeout.
+  // Dribbling partial frames does not count as activity (slowloris).
+  idle_.arm(tcp_idle_timeout, [this] {
+    if (!pending_.empty()) return;
+    state_.reject(Rejection::tcp_idle_timeout);
+    close("idle timeout");
+  });
+}
+
+void TcpConnection::on_read() {
+  if (!bev_) return;
+  evbuffer* in = bufferevent_get_input(bev_.get());
+  while (!reading_stopped_ && pending_.size() < max_pending_per_connection) {
+    std::array<std::uint8_t, 2> len_bytes{};
+    if (evbuffer_copyout(in, len_bytes.data(), 2) < 2) break;
+    const std::size_t len = (std::size_t{len_bytes[0]} << 8) | len_bytes[1];
+    if (len == 0) {
+      state_.reject(Rejection::tcp_zero_length_frame);
+      close("zero-length frame");
+      return;
+    }
+    if (len > max_tcp_query_frame) {
+      state_.reject(Rejection::tcp_frame_too_large);
+      close("frame too large");
+      return;
+    }
+    if (evbuffer_get_length(in) < len + 2) break;
+    evbuffer_drain(in, 2);
+    dns::Bytes frame(len);
+    evbuffer_remove(in, frame.data(), len);
+    std::weak_ptr<TcpConnection*> weak = alive_;
+    // The id is known only after submit returns; the reply looks it up.
+    auto id_box = std::make_shared<query::Engine::QueryId>(0);
+    auto res = engine_.submit(frame, query::Protocol::tcp, [weak, id_box](dns::Bytes&& reply) {
+      auto alive = weak.lock();
+      if (!alive || !*alive) return;
+      (*alive)->answer(*id_box, reply);
+    });
+    switch (res.kind) {
+      case query::Engine::Admission::forwarded:
+        *id_box = res.id;
+        pending_.insert(res.id);
+        idle_.disarm();
+        break;
+      case query::Engine::Admission::answered:
+        write_frame(res.reply);
+        arm_idle();
+        break;
+      case query::Engine::Admission::dropped:
+        // Not even a header: the stream cannot be trusted to be DNS.
+        close("unreadable frame");
+        return;
+    }
+    if (!bev_) return;
+  }
+  update_reading();
+}
+
+void TcpConnection::answer(query::Engine::QueryId id, dns::ByteView reply) {
+  pending_.erase(id);
+  if (!bev_) return;
+  write_frame(reply);
+  if (!bev_) return;
+  if (pending_.empty()) arm_idle();
+  update_reading();
+  // More frames may already be buffered behind the pipelining limit.
+  if (!reading_stopped_ && pending_.size() < max_pending_per_connection &&
+      evbuffer_get_length(bufferevent_get_input(bev_.get())) >= 2)
+    on_read();
+}
+
+void TcpConnection::write_frame(dns::ByteView reply) {
+  if (!bev_ || reply.size() > 65535) return;
+  evbuffer* out = bufferevent_get_output(bev_.get());
+  const std::uint8_t len[2] = {static_cast<std::uint8_t>(reply.size() >> 8), static_cast<std::uint8_t>(reply.size())};
+  if (evbuffer_add(out, len, 2) != 0 || evbuffer_add(out, reply.data(), reply.size()) != 0) {
+    state_.reject(Rejection::send_failed);
+    close("write failed");
+    return;
+  }
+  if (evbuffer_get_length(out) > max_tcp_output_backlog) {
+    state_.reject(Rejection::tcp_write_stalled);
+    close("client does not read its answers");
+  }
+}
+
+void TcpConnection::update_reading() {
+  if (!bev_) return;
+  // Back-pressure: stop reading while the client has the maximum number of
+  // queries outstanding or has not taken its answers.
+  const bool want = !reading_stopped_ && pending_.size() < max_pending_per_connection &&
+                    evbuffer_get_length(bufferevent_get_output(bev_.get())) <= max_tcp_output_backlog / 2;
+  if (want)
+    bufferevent_enable(bev_.get(), EV_READ);
+  else
+    bufferevent_disable(bev_.get(), EV_READ);
+}
+
+void TcpConnection::on_write() {
+  if (!bev_) return;
+  if (draining_ && pending_.empty()) {
+    close("drained");
+    return;
+  }
+  update_reading();
+}
+
+void TcpConnection::on_event(short what) {
+  if (what & BEV_EVENT_TIMEOUT) {
+    state_.reject(Rejection::tcp_write_stalled);
+    close("write stalled");
+    return;
+  }
+  // EOF or error from the client: it will never read an answer.
+  close((what & BEV_EVENT_EOF) ? "client closed" : "socket error");
+}
+
+void TcpConnection::stop_reading() {
+  reading_stopped_ = true;
+  draining_ = true;
+  if (!bev_) return;
+  bufferevent_disable(bev_.get(), EV_READ);
+  if (pending_.empty() && evbuffer_get_length(bufferevent_get_output(bev_.get())) == 0) close("drained");
+}
+
+void TcpConnection::close(const char* why) {
+  if (!bev_) return;
+  log::debug("tcp: closing connection: ", why);
+  bev_.reset();
+  idle_.disarm();
+  *alive_ = nullptr;
+  for (auto id : pending_) engine_.abandon(id);
+  pending_.clear();
+  // Hand back to the owner from the loop, never from inside our own callback.
+  closing_.arm(loop::Duration::zero(), [this] { on_closed_(this); });
+}
+
+}  // namespace nxdns::server

@@ -1,0 +1,58 @@
+#pragma once
+// One client TCP connection (RFC 7766): 2-byte framed queries, several in
+// flight at once and answered in completion order, bounded everywhere so a
+// slow or hostile client costs only its own connection.
+#include <functional>
+#include <memory>
+#include <unordered_set>
+
+#include "loop/event_handles.hpp"
+#include "loop/scheduler.hpp"
+#include "query/engine.hpp"
+#include "server/limits.hpp"
+
+namespace nxdns::server {
+
+class TcpConnection {
+ public:
+  using Closed = std::function<void(TcpConnection*)>;
+
+  // Takes ownership of `fd`. `on_closed` runs once, from the loop, after the
+  // socket is gone; the owner then destroys this object.
+  TcpConnection(event_base* base, loop::Scheduler& sched, loop::UniqueFd fd, query::Engine& engine, ListenerState& state,
+                Closed on_closed);
+  ~TcpConnection();
+  TcpConnection(const TcpConnection&) = delete;
+  TcpConnection& operator=(const TcpConnection&) = delete;
+
+  bool ok() const { return static_cast<bool>(bev_); }
+  std::size_t pending() const { return pending_.size(); }
+  // Shutdown drain: read no more queries; close once answers are out.
+  void stop_reading();
+
+ private:
+  void on_read();
+  void on_write();
+  void on_event(short what);
+  void answer(query::Engine::QueryId id, dns::ByteView reply);
+  void write_frame(dns::ByteView reply);
+  void update_reading();
+  void arm_idle();
+  void close(const char* why);
+
+  loop::Scheduler& sched_;
+  query::Engine& engine_;
+  ListenerState& state_;
+  Closed on_closed_;
+  loop::BuffereventPtr bev_;
+  loop::Timer idle_;
+  loop::Timer closing_;
+  std::unordered_set<query::Engine::QueryId> pending_;
+  bool reading_stopped_ = false;
+  bool draining_ = false;
+  // Replies capture this token; once the connection is closed they drop
+  // their answer instead of touching a dead object.
+  std::shared_ptr<TcpConnection*> alive_;
+};
+
+}  // namespace nxdns::server

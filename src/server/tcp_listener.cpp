@@ -1,0 +1,90 @@
+#include "server/tcp_listener.hpp"
+
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "log/log.hpp"
+#include "server/bound_socket.hpp"
+
+namespace nxdns::server {
+
+std::unique_ptr<TcpListener> TcpListener::open(event_base* base, loop::Scheduler& sched, const net::Endpoint& ep,
+                                               query::Engine& engine, ListenerState& state, std::string* why) {
+  auto l = std::make_unique<TcpListener>(Key{}, base, sched, engine, state);
+  l->fd_ = bind_socket(ep, SOCK_STREAM, why);
+  if (!l->fd_) return nullptr;
+  l->local_ = local_endpoint(l->fd_.get());
+  l->ev_.reset(event_new(
+      base, l->fd_.get(), EV_READ | EV_PERSIST,
+      [](evutil_socket_t, short, void* arg) { static_cast<TcpListener*>(arg)->on_acceptable(); }, l.get()));
+  if (!l->ev_ || event_add(l->ev_.get(), nullptr) != 0) {
+    if (why) *why = log::cat("cannot watch tcp ", ep.to_string(), ": libevent failure");
+    return nullptr;
+  }
+  return l;
+}
+
+TcpListener::~TcpListener() {
+  FamilyState& fam = state_.family(local_.family());
+  const auto n = static_cast<std::uint32_t>(conns_.size());
+  fam.tcp_connections = fam.tcp_connections > n ? fam.tcp_connections - n : 0;
+  conns_.clear();
+}
+
+void TcpListener::on_acceptable() {
+  // Bounded so one listener cannot monopolise the loop under a SYN flood.
+  for (int i = 0; i < 32 && !stopped_; ++i) {
+    const int cfd = ::accept4(fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (cfd < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      state_.reject(Rejection::accept_failed);
+      log::warn("tcp ", local_.to_string(), ": accept: ", std::strerror(errno), "; pausing accepts");
+      // EMFILE/ENFILE/ENOMEM leave the connection in the backlog and the
+      // socket readable: pause instead of spinning the loop at 100% CPU.
+      event_del(ev_.get());
+      resume_.arm(accept_pause, [this] {
+        if (!stopped_) event_add(ev_.get(), nullptr);
+      });
+      return;
+    }
+    loop::UniqueFd fd(cfd);
+    FamilyState& fam = state_.family(local_.family());
+    if (fam.tcp_connections >= tcp_connection_cap) {
+      // Over the cap: closed at once (documented), so the client learns
+      // immediately instead of waiting for a timeout.
+      state_.reject(Rejection::tcp_connection_cap);
+      continue;
+    }
+    auto conn = std::make_unique<TcpConnection>(base_, sched_, std::move(fd), engine_, state_,
+                                                [this](TcpConnection* c) { release(c); });
+    if (!conn->ok()) {
+      state_.reject(Rejection::accept_failed);
+      continue;
+    }
+    ++fam.tcp_connections;
+    ++state_.tcp_accepted;
+    TcpConnection* key = conn.get();
+    conns_.emplace(key, std::move(conn));
+  }
+}
+
+void TcpListener::release(TcpConnection* c) {
+  auto it = conns_.find(c);
+  if (it == conns_.end()) return;
+  FamilyState& fam = state_.family(local_.family());
+  if (fam.tcp_connections > 0) --fam.tcp_connections;
+  conns_.erase(it);
+}
+
+void TcpListener::stop_accepting() {
+  stopped_ = true;
+  resume_.disarm();
+  if (ev_) event_del(ev_.get());
+  // Safe to iterate: a connection that closes here only schedules its release.
+  for (auto& [p, c] : conns_) c->stop_reading();
+}
+
+}  // namespace nxdns::server

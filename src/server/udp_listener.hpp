@@ -1,0 +1,52 @@
+#pragma once
+// Plain DNS over UDP on one address. Queries go to the engine; answers go
+// back from the address the query arrived at (wildcard binds on hosts with
+// several addresses), truncated to what the client can take.
+#include <array>
+#include <memory>
+#include <string>
+
+#include "loop/event_handles.hpp"
+#include "net/endpoint.hpp"
+#include "query/engine.hpp"
+#include "server/limits.hpp"
+
+namespace nxdns::server {
+
+class UdpListener {
+ public:
+  // Returns nullptr and sets `why` when the socket cannot be bound.
+  static std::unique_ptr<UdpListener> open(event_base* base, const net::Endpoint& ep, query::Engine& engine,
+                                           ListenerState& state, std::string* why);
+  ~UdpListener();
+  UdpListener(const UdpListener&) = delete;
+  UdpListener& operator=(const UdpListener&) = delete;
+
+  const net::Endpoint& local() const { return local_; }
+  // Stop reading new queries (shutdown drain); answers still go out.
+  void stop_accepting();
+  // Drains what the socket holds right now (also the readiness callback).
+  void on_readable();
+
+ private:
+  struct Key {};
+
+ public:
+  UdpListener(Key, query::Engine& engine, ListenerState& state) : engine_(engine), state_(state) {}
+
+ private:
+  struct Reply;
+  void send_reply(const Reply& to, dns::ByteView bytes);
+
+  query::Engine& engine_;
+  ListenerState& state_;
+  loop::UniqueFd fd_;
+  loop::EventPtr ev_;
+  net::Endpoint local_;
+  // Queries still owed an answer; their reply callbacks check this token so
+  // an answer arriving after the listener is gone is dropped safely.
+  std::shared_ptr<UdpListener*> alive_;
+  std::array<std::uint8_t, 65536> buf_{};
+};
+
+}  // namespace nxdns::server
