@@ -1,0 +1,186 @@
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <memory>
+#include <vector>
+
+#include "loop/loop_scheduler.hpp"
+#include "query/engine.hpp"
+#include "server/tcp_listener.hpp"
+#include "upstream/fake_transport.hpp"
+
+#include <CppUTest/TestHarness.h>
+
+using namespace nxdns;
+
+namespace {
+
+struct TcpRig {
+  loop::EventBasePtr base{event_base_new()};
+  std::unique_ptr<loop::LoopScheduler> sched = std::make_unique<loop::LoopScheduler>(base.get());
+  test::FakeTransport* fake = nullptr;
+  std::unique_ptr<upstream::Pool> pool;
+  std::unique_ptr<query::Engine> engine;
+  server::ListenerState state;
+  std::unique_ptr<server::TcpListener> listener;
+  std::vector<int> clients;
+
+  TcpRig() {
+    std::vector<upstream::EntrySpec> specs;
+    auto t = std::make_unique<test::FakeTransport>();
+    fake = t.get();
+    specs.push_back({0, "tls://127.0.0.1:853", 0, std::move(t)});
+    pool = std::make_unique<upstream::Pool>(*sched, std::move(specs), upstream::PoolOptions{});
+    engine = std::make_unique<query::Engine>(*sched, *pool, query::EngineOptions{});
+    std::string why;
+    listener = server::TcpListener::open(base.get(), *sched, *net::make_endpoint("127.0.0.1", 0), *engine, state, &why);
+    CHECK_TRUE(listener != nullptr);
+  }
+  ~TcpRig() {
+    for (int c : clients) ::close(c);
+    engine->cancel_all();
+    listener.reset();
+    engine.reset();
+    pool.reset();
+    sched.reset();
+  }
+  int connect_client() {
+    const int c = ::socket(AF_INET, SOCK_STREAM, 0);
+    CHECK_EQUAL(0, ::connect(c, listener->local().sa(), listener->local().len));
+    clients.push_back(c);
+    return c;
+  }
+  void spin(int ms = 10) {
+    timeval tv{0, ms * 1000};
+    event_base_loopexit(base.get(), &tv);
+    event_base_dispatch(base.get());
+  }
+};
+
+dns::Bytes framed_query(std::uint16_t id) {
+  auto q = dns::make_query(id, *dns::name_from_text("tcp.test"), 1, std::nullopt);
+  dns::Bytes f{static_cast<std::uint8_t>(q.size() >> 8), static_cast<std::uint8_t>(q.size())};
+  f.insert(f.end(), q.begin(), q.end());
+  return f;
+}
+
+void send_all(int fd, const dns::Bytes& b) { CHECK_EQUAL(static_cast<ssize_t>(b.size()), ::send(fd, b.data(), b.size(), 0)); }
+
+// Reads one framed message (or returns empty on EOF) after pumping the loop.
+dns::Bytes read_frame(TcpRig& rig, int fd) {
+  dns::Bytes buf;
+  for (int i = 0; i < 100; ++i) {
+    rig.spin(5);
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 0) <= 0) continue;
+    std::uint8_t tmp[4096];
+    const ssize_t n = ::recv(fd, tmp, sizeof tmp, MSG_DONTWAIT);
+    if (n <= 0) return {};
+    buf.insert(buf.end(), tmp, tmp + n);
+    if (buf.size() >= 2 && buf.size() >= 2u + ((buf[0] << 8) | buf[1])) return dns::Bytes(buf.begin() + 2, buf.end());
+  }
+  return {};
+}
+
+bool closed_by_server(TcpRig& rig, int fd) {
+  for (int i = 0; i < 100; ++i) {
+    rig.spin(5);
+    std::uint8_t b;
+    const ssize_t n = ::recv(fd, &b, 1, MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno == ECONNRESET)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_GROUP(TcpListener){};
+
+TEST(TcpListener, PipelinedQueriesAreAnsweredInCompletionOrder) {
+  TcpRig rig;
+  const int c = rig.connect_client();
+  auto a = framed_query(0x0A0A), b = framed_query(0x0B0B);
+  a.insert(a.end(), b.begin(), b.end());
+  send_all(c, a);  // both frames in one segment
+  rig.spin(20);
+  CHECK_EQUAL(2u, rig.fake->live());
+  // Answer the second query first.
+  rig.fake->finish(2, upstream::Cause::ok);
+  auto first = read_frame(rig, c);
+  CHECK_EQUAL(0x0B0B, dns::get_id(first));
+  rig.fake->finish(1, upstream::Cause::ok);
+  auto second = read_frame(rig, c);
+  CHECK_EQUAL(0x0A0A, dns::get_id(second));
+}
+
+TEST(TcpListener, FrameSplitByteByByteIsReassembled) {
+  TcpRig rig;
+  const int c = rig.connect_client();
+  for (std::uint8_t byte : framed_query(0x1234)) {
+    CHECK_EQUAL(1, ::send(c, &byte, 1, 0));
+    rig.spin(1);
+  }
+  rig.spin(10);
+  CHECK_EQUAL(1u, rig.fake->live());
+  rig.fake->answer_oldest();
+  CHECK_EQUAL(0x1234, dns::get_id(read_frame(rig, c)));
+}
+
+TEST(TcpListener, ZeroLengthFrameClosesTheConnection) {
+  TcpRig rig;
+  const int c = rig.connect_client();
+  send_all(c, dns::Bytes{0, 0});
+  CHECK_TRUE(closed_by_server(rig, c));
+  CHECK_EQUAL(1u, rig.state.rejected(server::Rejection::tcp_zero_length_frame));
+}
+
+TEST(TcpListener, OversizedLengthPrefixClosesTheConnection) {
+  TcpRig rig;
+  const int c = rig.connect_client();
+  send_all(c, dns::Bytes{0xFF, 0xFF, 1, 2, 3});
+  CHECK_TRUE(closed_by_server(rig, c));
+  CHECK_EQUAL(1u, rig.state.rejected(server::Rejection::tcp_frame_too_large));
+  CHECK_EQUAL(0u, rig.fake->started());
+}
+
+TEST(TcpListener, ClientClosingAbandonsItsPendingQueries) {
+  TcpRig rig;
+  const int c = rig.connect_client();
+  send_all(c, framed_query(1));
+  rig.spin(20);
+  CHECK_EQUAL(1u, rig.fake->live());
+  ::close(c);
+  rig.clients.clear();
+  rig.spin(30);
+  CHECK_EQUAL(1u, rig.fake->cancelled());
+  CHECK_EQUAL(0u, rig.engine->in_flight());
+  CHECK_EQUAL(0u, rig.listener->connections());
+  CHECK_EQUAL(0u, rig.state.v4.tcp_connections);
+}
+
+TEST(TcpListener, ConnectionsOverTheCapAreClosedAtOnce) {
+  TcpRig rig;
+  for (std::uint32_t i = 0; i < server::tcp_connection_cap; ++i) rig.connect_client();
+  rig.spin(50);
+  CHECK_EQUAL(server::tcp_connection_cap, rig.listener->connections());
+  const int extra = rig.connect_client();
+  CHECK_TRUE(closed_by_server(rig, extra));
+  CHECK_EQUAL(1u, rig.state.rejected(server::Rejection::tcp_connection_cap));
+  // The 64 admitted connections still work.
+  send_all(rig.clients[0], framed_query(0x0101));
+  rig.spin(20);
+  rig.fake->answer_oldest();
+  CHECK_EQUAL(0x0101, dns::get_id(read_frame(rig, rig.clients[0])));
+}
+
+TEST(TcpListener, StopAcceptingDrainsThenCloses) {
+  TcpRig rig;
+  const int c = rig.connect_client();
+  send_all(c, framed_query(7));
+  rig.spin(20);
+  rig.listener->stop_accepting();
+  rig.fake->answer_oldest();
+  CHECK_EQUAL(7, dns::get_id(read_frame(rig, c)));  // the pending answer still goes out
+  CHECK_TRUE(closed_by_server(rig, c));
+}
