@@ -1,0 +1,41 @@
+#include "cli/http_get.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <cstdlib>
+
+#include "loop/event_handles.hpp"
+
+namespace nxdns::cli {
+
+std::optional<HttpResponse> http_get(const net::Endpoint& server, const std::string& path, int timeout_ms) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  loop::UniqueFd fd(::socket(server.family(), SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd) return std::nullopt;
+  timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  if (::connect(fd.get(), server.sa(), server.len) != 0) return std::nullopt;
+  const std::string req = "GET " + path + " HTTP/1.0\r\nHost: " + server.to_string() + "\r\nConnection: close\r\n\r\n";
+  if (::send(fd.get(), req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) return std::nullopt;
+  std::string raw;
+  char buf[8192];
+  while (Clock::now() < deadline) {
+    const ssize_t n = ::recv(fd.get(), buf, sizeof buf, 0);
+    if (n == 0) break;
+    if (n < 0) return std::nullopt;
+    raw.append(buf, static_cast<std::size_t>(n));
+  }
+  const auto sp = raw.find(' ');
+  const auto hdr_end = raw.find("\r\n\r\n");
+  if (raw.rfind("HTTP/", 0) != 0 || sp == std::string::npos || hdr_end == std::string::npos) return std::nullopt;
+  HttpResponse r;
+  r.status = std::atoi(raw.c_str() + sp + 1);
+  r.body = raw.substr(hdr_end + 4);
+  return r;
+}
+
+}  // namespace nxdns::cli
