@@ -1,0 +1,517 @@
+#include "upstream/dot_session.hpp"
+
+#include <errno.h>
+#include <mbedtls/x509.h>
+#include <mbedtls/x509_crt.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+
+#include "log/log.hpp"
+
+namespace nxdns::upstream {
+
+namespace {
+
+// One TLS record's worth of plaintext: several pipelined queries coalesce
+// into one record (one segment with TCP_NODELAY) instead of one each.
+constexpr std::size_t max_write_batch = 16384;
+// Read granularity; whatever mbedTLS has decrypted is drained in a loop.
+constexpr std::size_t read_chunk = 4096;
+
+// A close we choose, or a peer/stream fault that left the TLS layer intact,
+// ends with our close_notify (RFC 8446 §6.1). A broken stream (EOF, reset,
+// alert, bad record) does not: there is nobody to tell, or the record layer
+// is no longer trustworthy.
+bool polite_close(Cause c) {
+  switch (c) {
+    case Cause::ok:
+    case Cause::tls_closed:
+    case Cause::bad_response:
+    case Cause::response_too_large:
+    case Cause::session_closed:
+    case Cause::cancelled:
+    case Cause::attempt_timeout: return true;
+    default: return false;
+  }
+}
+
+std::string hex16(std::uint16_t v) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "0x%04X", v);
+  return buf;
+}
+
+}  // namespace
+
+const char* describe(SessionState s) {
+  switch (s) {
+    case SessionState::closed: return "closed";
+    case SessionState::connecting: return "connecting";
+    case SessionState::handshaking: return "handshaking";
+    case SessionState::ready: return "ready";
+    case SessionState::draining: return "draining";
+  }
+  return "unknown";
+}
+
+template <class F>
+void DotSession::guarded(F&& fn) noexcept {
+  // Every entry from the loop (socket events, timers) comes through here:
+  // nothing may unwind into libevent's C frames. An exception here is an
+  // allocation failure; the session it hit is closed as a local fault.
+  const std::uint64_t gen = generation_;
+  try {
+    fn();
+    return;
+  } catch (const std::exception& e) {
+    log::error("dot session ", index_, ": ", e.what());
+  } catch (...) {
+    log::error("dot session ", index_, ": unknown exception");
+  }
+  try {
+    if (generation_ == gen && open()) fail(Cause::local_resource, "internal error (out of memory?)");
+  } catch (...) {
+    if (generation_ == gen && open()) (void)close(Cause::local_resource, {}, false);
+  }
+}
+
+DotSession::DotSession(event_base* base, loop::Scheduler& sched, TlsClientConfig& tls, const DotSessionParams& params,
+                       Listener& listener, std::size_t index)
+    : base_(base),
+      tls_(tls),
+      params_(params),
+      listener_(listener),
+      index_(index),
+      dial_timer_(sched),
+      idle_timer_(sched) {}
+
+DotSession::~DotSession() {
+  if (open()) (void)close(Cause::cancelled, {}, true);
+}
+
+std::chrono::milliseconds DotSession::idle_limit() const {
+  // RFC 7828 §3.2.2: the server's advertised idle timeout is when it will
+  // close. Closing ourselves at ~80% of it means a reused session is almost
+  // never one the server already dropped (the redial is for the rest).
+  if (server_keepalive_ && *server_keepalive_ > 0) {
+    return std::chrono::milliseconds(static_cast<std::int64_t>(*server_keepalive_) * 100 * 8 / 10);
+  }
+  return params_.idle_timeout;
+}
+
+bool DotSession::wire_id_in_use(std::uint16_t wire_id) const {
+  if (outstanding_.count(wire_id) != 0) return true;
+  return std::any_of(queued_.begin(), queued_.end(), [&](const Queued& q) { return q.wire_id == wire_id; });
+}
+
+void DotSession::deferred_failure(Cause cause, std::string detail) {
+  // dial() never reports synchronously: the caller is in the middle of
+  // placing an exchange and must not be re-entered.
+  dial_timer_.arm(loop::Duration::zero(), [this, cause, detail = std::move(detail)]() mutable {
+    guarded([&]() { fail(cause, std::move(detail)); });
+  });
+}
+
+void DotSession::dial() {
+  if (state_ != SessionState::closed) return;
+  state_ = SessionState::connecting;
+  bio_ = nxdns_tls_bio{-1, 0, 0};
+  tls_version_.clear();
+  server_keepalive_.reset();
+
+  const int fd = ::socket(params_.address.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    const int err = errno;
+    deferred_failure(classify_connect_errno(err), log::cat("socket: ", std::strerror(err)));
+    return;
+  }
+  fd_.reset(fd);
+  bio_.fd = fd;
+  // Queries are small and latency is the point; never wait to coalesce.
+  const int one = 1;
+  (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+
+  read_ev_.reset(event_new(base_, fd, EV_READ | EV_PERSIST, &DotSession::on_event, this));
+  write_ev_.reset(event_new(base_, fd, EV_WRITE | EV_PERSIST, &DotSession::on_event, this));
+  if (!read_ev_ || !write_ev_) {
+    deferred_failure(Cause::local_resource, "event_new failed");
+    return;
+  }
+
+  mbedtls_ssl_init(&ssl_);
+  ssl_live_ = true;
+  int ret = mbedtls_ssl_setup(&ssl_, tls_.ssl_config());
+  if (ret != 0) {
+    deferred_failure(Cause::local_resource, log::cat("mbedtls_ssl_setup: ", tls_error_text(ret)));
+    return;
+  }
+  // SNI and the name the certificate is checked against (RFC 8310 §8.1).
+  ret = mbedtls_ssl_set_hostname(&ssl_, params_.tls_name.c_str());
+  if (ret != 0) {
+    deferred_failure(Cause::local_resource, log::cat("mbedtls_ssl_set_hostname: ", tls_error_text(ret)));
+    return;
+  }
+  mbedtls_ssl_set_bio(&ssl_, &bio_, nxdns_tls_bio_send, nxdns_tls_bio_recv, nullptr);
+
+  if (::connect(fd, params_.address.sa(), params_.address.len) != 0 && errno != EINPROGRESS) {
+    const int err = errno;
+    deferred_failure(classify_connect_errno(err),
+                     log::cat("connect to ", params_.address.to_string(), ": ", std::strerror(err)));
+    return;
+  }
+  // Writable means the connect finished, one way or the other (SO_ERROR).
+  set_write_interest(true);
+  dial_timer_.arm(params_.dial_timeout, [this]() {
+    guarded([this]() {
+      const bool tcp = state_ == SessionState::connecting;
+      fail(tcp ? Cause::connect_failed : Cause::handshake_failed,
+           log::cat(tcp ? "connect to " : "TLS handshake with ", params_.address.to_string(), " timed out after ",
+                    params_.dial_timeout.count(), " ms"));
+    });
+  });
+}
+
+void DotSession::enqueue(ExchangeId id, std::uint16_t wire_id, dns::Bytes wire_query) {
+  queued_.push_back(Queued{id, wire_id, std::move(wire_query)});
+  idle_timer_.disarm();
+  // Written from the loop when the socket is writable (at once, normally):
+  // never inside the caller's start(), so a write failure cannot re-enter it.
+  if (established()) set_write_interest(true);
+}
+
+DotSession::Withdraw DotSession::withdraw(ExchangeId id) {
+  for (auto it = queued_.begin(); it != queued_.end(); ++it) {
+    if (it->id != id) continue;
+    queued_.erase(it);
+    if (load() == 0 && established()) {
+      // Idle now. A draining session closes from the loop, not inside the
+      // caller's cancel().
+      const auto delay = state_ == SessionState::draining ? loop::Duration::zero() : loop::Duration(idle_limit());
+      idle_timer_.arm(delay, [this]() { guarded([this]() { on_idle(); }); });
+    }
+    return Withdraw::removed;
+  }
+  for (const auto& [wire_id, o] : outstanding_) {
+    if (o.id == id) return Withdraw::written;
+  }
+  return Withdraw::not_here;
+}
+
+SessionEnd DotSession::close(Cause cause, std::string detail, bool send_close_notify) {
+  SessionEnd end;
+  end.cause = cause;
+  end.detail = std::move(detail);
+  end.was_established = established();
+  end.partial_frame_pending = partial_frame_pending();
+  end.exchanges.reserve(load());
+  for (const auto& [wire_id, o] : outstanding_) end.exchanges.push_back({o.id, true});
+  for (const auto& q : queued_) end.exchanges.push_back({q.id, false});
+  std::sort(end.exchanges.begin(), end.exchanges.end(),
+            [](const SessionEnd::Carried& a, const SessionEnd::Carried& b) { return a.id < b.id; });
+
+  if (send_close_notify && end.was_established && ssl_live_) {
+    // Non-blocking: if the socket buffer is full the alert is simply lost;
+    // the FIN that follows tells the server the same thing less politely.
+    (void)mbedtls_ssl_close_notify(&ssl_);
+  }
+  write_armed_ = false;
+  read_ev_.reset();
+  write_ev_.reset();
+  fd_.reset();
+  if (ssl_live_) {
+    mbedtls_ssl_free(&ssl_);
+    ssl_live_ = false;
+  }
+  bio_ = nxdns_tls_bio{-1, 0, 0};
+  dial_timer_.disarm();
+  idle_timer_.disarm();
+  queued_.clear();
+  outstanding_.clear();
+  wbuf_.clear();
+  woff_ = 0;
+  rbuf_.clear();
+  roff_ = 0;
+  state_ = SessionState::closed;
+  ++generation_;
+  return end;
+}
+
+void DotSession::fail(Cause cause, std::string detail, std::optional<ExchangeId> culprit) {
+  SessionEnd end = close(cause, std::move(detail), polite_close(cause));
+  end.culprit = culprit;
+  listener_.on_session_closed(*this, std::move(end));
+}
+
+void DotSession::on_idle() {
+  if (!established() || load() != 0) return;
+  const bool asked = server_keepalive_ && *server_keepalive_ == 0;
+  SessionEnd end = close(Cause::ok,
+                         asked ? std::string("server asked to close (edns-tcp-keepalive 0)")
+                               : log::cat("idle for ", idle_limit().count(), " ms"),
+                         true);
+  listener_.on_session_closed(*this, std::move(end));
+}
+
+void DotSession::set_write_interest(bool on) {
+  if (!write_ev_ || on == write_armed_) return;
+  if (on) {
+    if (event_add(write_ev_.get(), nullptr) == 0) write_armed_ = true;
+  } else {
+    event_del(write_ev_.get());
+    write_armed_ = false;
+  }
+}
+
+void DotSession::on_event(evutil_socket_t, short what, void* arg) {
+  auto* self = static_cast<DotSession*>(arg);
+  self->guarded([self, what]() { self->handle(what); });
+}
+
+
+void DotSession::handle(short what) {
+  switch (state_) {
+    case SessionState::connecting:
+      if (what & EV_WRITE) finish_connect();
+      return;
+    case SessionState::handshaking: (void)step_handshake(); return;
+    case SessionState::ready:
+    case SessionState::draining: (void)pump(); return;
+    case SessionState::closed: return;
+  }
+}
+
+void DotSession::finish_connect() {
+  int err = 0;
+  socklen_t len = sizeof err;
+  if (::getsockopt(fd_.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+  if (err != 0) {
+    fail(classify_connect_errno(err), log::cat("connect to ", params_.address.to_string(), ": ", std::strerror(err)));
+    return;
+  }
+  state_ = SessionState::handshaking;
+  if (event_add(read_ev_.get(), nullptr) != 0) {
+    fail(Cause::local_resource, "event_add failed");
+    return;
+  }
+  set_write_interest(false);
+  (void)step_handshake();
+}
+
+bool DotSession::step_handshake() {
+  for (;;) {
+    const int ret = mbedtls_ssl_handshake(&ssl_);
+    switch (tls_step(ret)) {
+      case TlsStep::progress: break;
+      case TlsStep::again: continue;
+      case TlsStep::want_read: set_write_interest(false); return true;
+      case TlsStep::want_write: set_write_interest(true); return true;
+      case TlsStep::failed: fail_tls(ret, TlsPhase::handshake); return false;
+    }
+    break;
+  }
+  dial_timer_.disarm();
+  state_ = SessionState::ready;
+  tls_version_ = mbedtls_ssl_get_version(&ssl_);
+  const std::uint64_t gen = generation_;
+  listener_.on_session_ready(*this);
+  if (gen != generation_) return false;
+  return pump();
+}
+
+bool DotSession::pump() {
+  const std::uint64_t gen = generation_;
+  if (!flush_writes()) return false;
+  if (!read_available()) return false;
+  // A read can unblock a write that waited on WANT_READ (TLS renegotiation
+  // or post-handshake traffic); cheap when there is nothing to write.
+  if ((!wbuf_.empty() || !queued_.empty()) && !flush_writes()) return false;
+  if (gen != generation_) return false;
+  after_activity();
+  return gen == generation_;
+}
+
+bool DotSession::flush_writes() {
+  for (;;) {
+    if (wbuf_.empty()) {
+      if (queued_.empty()) break;
+      woff_ = 0;
+      while (!queued_.empty()) {
+        Queued& q = queued_.front();
+        if (!wbuf_.empty() && wbuf_.size() + 2 + q.query.size() > max_write_batch) break;
+        // RFC 7766 §8: two-octet length, then the message.
+        wbuf_.push_back(static_cast<std::uint8_t>(q.query.size() >> 8));
+        wbuf_.push_back(static_cast<std::uint8_t>(q.query.size() & 0xFF));
+        wbuf_.insert(wbuf_.end(), q.query.begin(), q.query.end());
+        // From here on the server may have it: withdraw() says `written`.
+        outstanding_.emplace(q.wire_id, Outstanding{q.id, std::move(q.query)});
+        queued_.pop_front();
+      }
+    }
+    // On WANT_WRITE mbedTLS has consumed part of the record; it must be
+    // called again with the very same bytes, which wbuf_/woff_ preserve.
+    const int ret = mbedtls_ssl_write(&ssl_, wbuf_.data() + woff_, wbuf_.size() - woff_);
+    switch (tls_step(ret)) {
+      case TlsStep::progress:
+        if (ret == 0) {  // cannot happen for a non-empty buffer; never spin
+          set_write_interest(true);
+          return true;
+        }
+        woff_ += static_cast<std::size_t>(ret);
+        if (woff_ >= wbuf_.size()) {
+          wbuf_.clear();
+          woff_ = 0;
+        }
+        continue;
+      case TlsStep::again: continue;
+      case TlsStep::want_write: set_write_interest(true); return true;
+      case TlsStep::want_read: set_write_interest(false); return true;
+      case TlsStep::failed: fail_tls(ret, TlsPhase::established); return false;
+    }
+  }
+  set_write_interest(false);
+  return true;
+}
+
+bool DotSession::read_available() {
+  std::uint8_t buf[read_chunk];
+  for (;;) {
+    const int ret = mbedtls_ssl_read(&ssl_, buf, sizeof buf);
+    if (ret > 0) {
+      rbuf_.insert(rbuf_.end(), buf, buf + ret);
+      if (!take_frames()) return false;
+      continue;
+    }
+    if (ret == 0) {
+      // 2.28: the transport closed without close_notify.
+      fail_tls(0, TlsPhase::established);
+      return false;
+    }
+    switch (tls_step(ret)) {
+      case TlsStep::again:
+        // A TLS 1.3 NewSessionTicket was consumed (3.x). mbedTLS may already
+        // hold the next record, which no readiness event would announce:
+        // read again now rather than wait.
+        ++tickets_received_;
+        continue;
+      case TlsStep::want_read: return true;
+      case TlsStep::want_write: set_write_interest(true); return true;
+      case TlsStep::progress:
+      case TlsStep::failed: fail_tls(ret, TlsPhase::established); return false;
+    }
+  }
+}
+
+bool DotSession::take_frames() {
+  while (rbuf_.size() - roff_ >= 2) {
+    const std::size_t len = (static_cast<std::size_t>(rbuf_[roff_]) << 8) | rbuf_[roff_ + 1];
+    if (len < dns::header_size) {
+      fail(Cause::bad_response, log::cat("response frame of ", len, " bytes is shorter than a DNS header"));
+      return false;
+    }
+    if (rbuf_.size() - roff_ - 2 < len) break;
+    const dns::ByteView frame(rbuf_.data() + roff_ + 2, len);
+    roff_ += 2 + len;
+    if (!handle_frame(frame)) return false;
+  }
+  if (roff_ == rbuf_.size()) {
+    rbuf_.clear();
+    roff_ = 0;
+  } else if (roff_ > 2 * read_chunk) {
+    rbuf_.erase(rbuf_.begin(), rbuf_.begin() + static_cast<std::ptrdiff_t>(roff_));
+    roff_ = 0;
+  }
+  return true;
+}
+
+bool DotSession::handle_frame(dns::ByteView frame) {
+  const std::uint16_t wire_id = dns::get_id(frame);
+  const auto it = outstanding_.find(wire_id);
+  if (it == outstanding_.end()) {
+    // Nothing is ever cancelled while its session stays open, so no late
+    // answer can be in flight: an unknown ID is a broken or hostile server,
+    // and nothing it says on this session can be trusted any more.
+    fail(Cause::bad_response, log::cat("response ID ", hex16(wire_id), " matches no outstanding query"));
+    return false;
+  }
+  const dns::ResponseError err = dns::validate_response(it->second.query, frame);
+  if (err != dns::ResponseError::none) {
+    fail(Cause::bad_response, log::cat("response does not answer its query: ", dns::describe(err)), it->second.id);
+    return false;
+  }
+  if (const auto ka = dns::edns_tcp_keepalive(frame)) server_keepalive_ = *ka;
+  const ExchangeId id = it->second.id;
+  outstanding_.erase(it);
+  const std::uint64_t gen = generation_;
+  listener_.on_session_response(*this, id, dns::Bytes(frame.begin(), frame.end()));
+  return gen == generation_;
+}
+
+void DotSession::after_activity() {
+  // RFC 7828 §3.3.2: a keepalive TIMEOUT of 0 asks the client to close the
+  // connection as soon as it can; finish what is outstanding, take nothing.
+  if (state_ == SessionState::ready && server_keepalive_ && *server_keepalive_ == 0) state_ = SessionState::draining;
+  if (load() != 0) {
+    idle_timer_.disarm();
+    return;
+  }
+  if (state_ == SessionState::draining) {
+    idle_timer_.arm(loop::Duration::zero(), [this]() { guarded([this]() { on_idle(); }); });
+  } else if (!idle_timer_.armed()) {
+    idle_timer_.arm(idle_limit(), [this]() { guarded([this]() { on_idle(); }); });
+  }
+}
+
+std::string DotSession::certificate_detail() const {
+  const std::uint32_t flags = mbedtls_ssl_get_verify_result(&ssl_);
+  if (flags == 0 || flags == static_cast<std::uint32_t>(-1)) return "certificate verify failed";
+  std::string named;
+  auto add = [&](const std::string& s) {
+    if (!named.empty()) named += ", ";
+    named += s;
+  };
+  if (flags & MBEDTLS_X509_BADCERT_CN_MISMATCH) add(log::cat("name mismatch (expected ", params_.tls_name, ")"));
+  if (flags & MBEDTLS_X509_BADCERT_NOT_TRUSTED) add(log::cat("chain not trusted by ", tls_.ca_source()));
+  if (flags & MBEDTLS_X509_BADCERT_EXPIRED) add("certificate expired");
+  if (flags & MBEDTLS_X509_BADCERT_FUTURE) add("certificate not yet valid (is the clock set?)");
+  if (flags & MBEDTLS_X509_BADCERT_REVOKED) add("certificate revoked");
+
+  char info[512] = {};
+  const int n = mbedtls_x509_crt_verify_info(info, sizeof info, "", flags);
+  std::string lines;
+  if (n > 0) {
+    // One line per flag; fold them into one log line.
+    std::string raw(info, static_cast<std::size_t>(n));
+    std::size_t pos = 0;
+    while (pos < raw.size()) {
+      std::size_t nl = raw.find('\n', pos);
+      if (nl == std::string::npos) nl = raw.size();
+      if (nl > pos) {
+        if (!lines.empty()) lines += "; ";
+        lines.append(raw, pos, nl - pos);
+      }
+      pos = nl + 1;
+    }
+  }
+  if (named.empty()) return log::cat("certificate verify failed: ", lines);
+  if (lines.empty()) return log::cat("certificate verify failed: ", named);
+  return log::cat("certificate verify failed: ", named, " [", lines, "]");
+}
+
+void DotSession::fail_tls(int ret, TlsPhase phase) {
+  TlsFailure f = classify_tls(ret, bio_, phase);
+  if (f.cause == Cause::certificate) f.detail = certificate_detail();
+  if (phase == TlsPhase::handshake && f.cause != Cause::certificate) {
+    f.detail = log::cat("TLS handshake with ", params_.address.to_string(), " (", params_.tls_name, "): ", f.detail);
+  }
+  fail(f.cause, std::move(f.detail));
+}
+
+}  // namespace nxdns::upstream

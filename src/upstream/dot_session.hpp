@@ -1,0 +1,187 @@
+#pragma once
+// One DNS-over-TLS connection (RFC 7858) driven by libevent readiness: a
+// non-blocking TCP socket, an mbedtls_ssl_context over the tls_bio callbacks,
+// RFC 7766 two-byte framing, and pipelining (RFC 7858 §3.3): several queries
+// outstanding at once, each response matched by ID and validated against the
+// question it answers, in whatever order the server sends them.
+//
+// A session is a slot: it is dialed, lives, closes, and may be dialed again;
+// the object itself never moves (the ssl context and the libevent events
+// point into it). It never calls user code: what it learns goes to its
+// Listener (the transport), which defers completions to the loop.
+#include <mbedtls/ssl.h>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "dns/message.hpp"
+#include "loop/event_handles.hpp"
+#include "loop/scheduler.hpp"
+#include "net/endpoint.hpp"
+#include "upstream/tls_bio.hpp"
+#include "upstream/tls_config.hpp"
+#include "upstream/transport.hpp"
+
+namespace nxdns::upstream {
+
+enum class SessionState : std::uint8_t {
+  closed,       // no socket
+  connecting,   // TCP connect in progress
+  handshaking,  // TLS handshake in progress
+  ready,        // takes new exchanges
+  draining,     // finishes what it carries, takes nothing new, then closes
+};
+const char* describe(SessionState s);
+
+struct DotSessionParams {
+  net::Endpoint address;
+  std::string tls_name;  // SNI and the name the certificate must carry
+  std::chrono::milliseconds dial_timeout{5000};   // connect + handshake
+  std::chrono::milliseconds idle_timeout{30000};  // when the server advertises no keepalive
+};
+
+// How a session ended, for the transport to settle what it carried.
+struct SessionEnd {
+  struct Carried {
+    Transport::ExchangeId id;
+    bool written;  // handed to TLS (possibly partially): the server may have it
+  };
+  // Why. Cause::ok for an orderly close we chose (idle timeout, keepalive).
+  Cause cause = Cause::ok;
+  std::string detail;
+  // The session completed its handshake before it ended. When false this was
+  // a fresh-dial failure.
+  bool was_established = false;
+  // Bytes of an incomplete response frame were buffered: some answer had
+  // started to arrive, so no outstanding exchange is "untouched".
+  bool partial_frame_pending = false;
+  // When one exchange's own response was bad, that exchange (the others were
+  // torn down with it: Cause::session_closed).
+  std::optional<Transport::ExchangeId> culprit;
+  std::vector<Carried> exchanges;  // in placement order
+};
+
+class DotSession {
+ public:
+  using ExchangeId = Transport::ExchangeId;
+
+  class Listener {
+   public:
+    virtual ~Listener() = default;
+    virtual void on_session_ready(DotSession& s) = 0;
+    // A validated response (still carrying the wire ID) for `id`.
+    virtual void on_session_response(DotSession& s, ExchangeId id, dns::Bytes&& response) = 0;
+    // The session closed by itself (failure, peer close, idle timeout). It is
+    // already `closed` and may be dialed again from inside this call.
+    virtual void on_session_closed(DotSession& s, SessionEnd&& end) = 0;
+  };
+
+  DotSession(event_base* base, loop::Scheduler& sched, TlsClientConfig& tls, const DotSessionParams& params,
+             Listener& listener, std::size_t index);
+  ~DotSession();  // closes quietly (close_notify if established), no callbacks
+  DotSession(const DotSession&) = delete;
+  DotSession& operator=(const DotSession&) = delete;
+
+  // closed -> connecting. Failures, even immediate ones, are reported later
+  // from the loop through on_session_closed, never from inside dial().
+  void dial();
+  // Queues a wire query (a complete DNS message whose ID is `wire_id`, no
+  // length prefix) for writing. Allowed in connecting/handshaking/ready.
+  void enqueue(ExchangeId id, std::uint16_t wire_id, dns::Bytes wire_query);
+  // Takes an exchange back. `removed`: it never reached TLS and is gone;
+  // `written`: it is (possibly partly) on the wire and was NOT removed — the
+  // caller must close the session, since the stream position is unknown.
+  enum class Withdraw { not_here, removed, written };
+  Withdraw withdraw(ExchangeId id);
+  // Closes now without calling the listener. close_notify is attempted
+  // (non-blocking, best effort) when established. Returns what it carried.
+  SessionEnd close(Cause cause, std::string detail, bool send_close_notify);
+
+  SessionState state() const { return state_; }
+  bool open() const { return state_ != SessionState::closed; }
+  bool established() const { return state_ == SessionState::ready || state_ == SessionState::draining; }
+  // Exchanges queued or outstanding: what placement balances on.
+  std::size_t load() const { return queued_.size() + outstanding_.size(); }
+  bool wire_id_in_use(std::uint16_t wire_id) const;
+  bool partial_frame_pending() const { return rbuf_.size() > roff_; }
+  const std::string& tls_version() const { return tls_version_; }
+  // TLS 1.3 NewSessionTickets seen over this slot's lifetime (3.x only).
+  std::uint64_t tickets_received() const { return tickets_received_; }
+  std::size_t index() const { return index_; }
+  // Keepalive the server advertised on its last response (units of 100 ms).
+  std::optional<std::uint16_t> server_keepalive() const { return server_keepalive_; }
+  // How long this session may sit idle before we close it.
+  std::chrono::milliseconds idle_limit() const;
+
+ private:
+  struct Queued {
+    ExchangeId id;
+    std::uint16_t wire_id;
+    dns::Bytes query;
+  };
+  struct Outstanding {
+    ExchangeId id;
+    dns::Bytes query;  // kept to validate the response's question
+  };
+
+  static void on_event(evutil_socket_t fd, short what, void* arg);
+  template <class F>
+  void guarded(F&& fn) noexcept;
+  void handle(short what);
+  void finish_connect();
+  bool step_handshake();
+  bool pump();
+  bool flush_writes();
+  bool read_available();
+  bool take_frames();
+  bool handle_frame(dns::ByteView frame);
+  void set_write_interest(bool on);
+  void after_activity();
+  void on_idle();
+  void fail(Cause cause, std::string detail, std::optional<ExchangeId> culprit = std::nullopt);
+  void fail_tls(int ret, TlsPhase phase);
+  std::string certificate_detail() const;
+  void deferred_failure(Cause cause, std::string detail);
+
+  event_base* base_;
+  TlsClientConfig& tls_;
+  DotSessionParams params_;
+  Listener& listener_;
+  std::size_t index_;
+
+  SessionState state_ = SessionState::closed;
+  // Bumped by every close: a handler that called out (listener, fail) checks
+  // it to know the session it was working on is gone, even if the slot was
+  // dialed again meanwhile.
+  std::uint64_t generation_ = 0;
+  loop::UniqueFd fd_;
+  loop::EventPtr read_ev_;
+  loop::EventPtr write_ev_;
+  bool write_armed_ = false;
+  bool ssl_live_ = false;
+  mbedtls_ssl_context ssl_;
+  nxdns_tls_bio bio_{-1, 0, 0};
+  loop::Timer dial_timer_;
+  loop::Timer idle_timer_;
+
+  std::deque<Queued> queued_;  // not yet handed to TLS
+  std::unordered_map<std::uint16_t, Outstanding> outstanding_;  // by wire ID
+  // Frames handed to TLS as one write; retried with the same bytes on
+  // WANT_WRITE as mbedtls_ssl_write requires.
+  dns::Bytes wbuf_;
+  std::size_t woff_ = 0;
+  // Received plaintext not yet split into frames.
+  dns::Bytes rbuf_;
+  std::size_t roff_ = 0;
+
+  std::string tls_version_;
+  std::optional<std::uint16_t> server_keepalive_;
+  std::uint64_t tickets_received_ = 0;
+};
+
+}  // namespace nxdns::upstream
