@@ -3,7 +3,6 @@
 # loopback port it answers SERVFAIL over UDP and TCP within the total budget,
 # survives a stream of random datagrams, keeps serving; a bad config exits
 # non-zero with a one-line error and binds nothing.
-NXDNS=${1:?usage: daemon_basics.sh path/to/nxdns}
 source "$(dirname "$0")/lib.sh"
 
 ADDR=$(pick_loopback)
@@ -26,7 +25,7 @@ log:
   level: info
 YAML
 
-"$NXDNS" run -c "$WORK/nxdns.yaml" >"$WORK/daemon.log" 2>&1 &
+nx_exec run -c "$WORK/nxdns.yaml" >"$WORK/daemon.log" 2>&1 &
 DPID=$!
 PIDS+=("$DPID")
 wait_for_dns "$ADDR" "$PORT" || fail "daemon did not answer on $ADDR:$PORT"
@@ -79,7 +78,7 @@ upstreams:
     priorty: 1
 YAML
 rc=0
-"$NXDNS" run -c "$WORK/bad.yaml" >"$WORK/bad.out" 2>"$WORK/bad.err" || rc=$?
+nx run -c "$WORK/bad.yaml" >"$WORK/bad.out" 2>"$WORK/bad.err" || rc=$?
 [ "$rc" -ne 0 ] || fail "bad config: exit status 0"
 lines=$(wc -l <"$WORK/bad.err")
 [ "$lines" = 1 ] || fail "bad config: expected one line of error, got $lines: $(cat "$WORK/bad.err")"

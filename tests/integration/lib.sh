@@ -52,3 +52,94 @@ dig_status() {
   shift 3
   dig @"$addr" -p "$port" "$@" "$name" 2>&1 | sed -n 's/.*status: \([A-Z]*\),.*/\1/p' | head -n1
 }
+
+# ---- programs -------------------------------------------------------------
+# Scripts take: $1 = path to nxdns, $2 = folder of the fixture programs.
+# Under cross-compilation NXDNS_EMULATOR (e.g. qemu-aarch64-static) runs them.
+NXDNS=${NXDNS:-${1:?usage: $0 path/to/nxdns [fixture-dir]}}
+FIXTURES=${FIXTURES:-${2:-$(cd "$(dirname "$NXDNS")/../../tests/fixtures" 2>/dev/null && pwd)}}
+nx() { ${NXDNS_EMULATOR:+$NXDNS_EMULATOR} "$NXDNS" "$@"; }
+fx() { local prog=$1; shift; ${NXDNS_EMULATOR:+$NXDNS_EMULATOR} "$FIXTURES/$prog" "$@"; }
+# For background jobs: `nx_exec ... &` makes $! the program itself (a plain
+# function would leave a bash subshell there, and signals would hit bash).
+nx_exec() { exec ${NXDNS_EMULATOR:+$NXDNS_EMULATOR} "$NXDNS" "$@"; }
+fx_exec() { local prog=$1; shift; exec ${NXDNS_EMULATOR:+$NXDNS_EMULATOR} "$FIXTURES/$prog" "$@"; }
+emulated() { [ "${NXDNS_EMULATED:-0}" = 1 ]; }
+
+# make_pki DIR NAME [VARIANT]
+make_pki() { mkdir -p "$1"; fx nxdns-test-pki --out "$1" --name "$2" ${3:+--variant "$3"} >/dev/null; }
+
+# wait_file PATH: until it exists and is non-empty (max ~10 s).
+wait_file() {
+  local i
+  for i in $(seq 1 200); do [ -s "$1" ] && return 0; sleep 0.05; done
+  return 1
+}
+
+# start_fixture NAME PKI_DIR [fixture flags...]: a DoT fixture on 127.0.0.1.
+# Sets FIX_PORT_<NAME>; stats in $WORK/NAME.stats.
+start_fixture() {
+  local name=$1 pki=$2
+  shift 2
+  rm -f "$WORK/$name.port"
+  fx_exec nxdns-fixture-dot --listen 127.0.0.1:0 --port-file "$WORK/$name.port" --stats-file "$WORK/$name.stats" \
+    --cert "$pki/server.pem" --key "$pki/server.key" "$@" >"$WORK/$name.log" 2>&1 &
+  PIDS+=("$!")
+  wait_file "$WORK/$name.port" || fail "fixture $name did not start"
+  printf -v "FIX_PORT_$name" '%s' "$(cat "$WORK/$name.port")"
+}
+
+# start_relay NAME TO_PORT RTT_MS: sets RELAY_PORT_<NAME>.
+start_relay() {
+  local name=$1 to=$2 rtt=$3
+  fx_exec nxdns-delay-relay --listen 127.0.0.1:0 --to "127.0.0.1:$to" --rtt-ms "$rtt" --port-file "$WORK/$name.port" \
+    >"$WORK/$name.log" 2>&1 &
+  PIDS+=("$!")
+  wait_file "$WORK/$name.port" || fail "relay $name did not start"
+  printf -v "RELAY_PORT_$name" '%s' "$(cat "$WORK/$name.port")"
+}
+
+# stat FILE KEY: a counter from a fixture's JSON stats file.
+stat() { sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p" "$1"; }
+
+# start_daemon CONFIG ADDR PORT: runs `nxdns run`, waits until its TCP
+# listener accepts (no DNS query: that would warm an upstream session).
+start_daemon() {
+  nx_exec run -c "$1" >"$WORK/daemon.log" 2>&1 &
+  DAEMON_PID=$!
+  PIDS+=("$DAEMON_PID")
+  local i
+  for i in $(seq 1 100); do
+    if (exec 3<>"/dev/tcp/$2/$3") 2>/dev/null; then return 0; fi
+    kill -0 "$DAEMON_PID" 2>/dev/null || fail "daemon exited at start"
+    sleep 0.05
+  done
+  fail "daemon did not start listening on $2:$3"
+}
+
+# stop_daemon: SIGTERM, expect exit 0.
+stop_daemon() {
+  kill -TERM "$DAEMON_PID"
+  local rc=0
+  wait "$DAEMON_PID" || rc=$?
+  [ "$rc" = 0 ] || fail "daemon exit status after SIGTERM: $rc"
+}
+
+# dot_config FILE LISTEN_ADDR LISTEN_PORT UPSTREAM_PORT PKI_DIR [TLS_NAME] [extra yaml]
+dot_config() {
+  cat >"$1" <<YAML
+listen:
+  - "$2:$3"
+upstreams:
+  - url: "tls://127.0.0.1:$4"
+    tls_name: "${6:-dot.test}"
+    ca_file: "$5/ca.pem"
+budgets:
+  attempt_ms: ${ATTEMPT_MS:-1500}
+  total_ms: ${TOTAL_MS:-3000}
+http:
+  enabled: false
+log:
+  level: ${LOG_LEVEL:-info}
+YAML
+}
