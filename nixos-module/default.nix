@@ -1,0 +1,440 @@
+# NixOS module: services.nxdns.
+#
+# From a flake:   imports = [ nxdns.nixosModules.default ];
+# Without flakes: imports = [ /path/to/nxdns/nixos-module ];
+#
+# Every option is described in docs/how-to/nixos-module.md.
+{
+  config,
+  lib,
+  pkgs,
+  ...
+}:
+
+let
+  inherit (lib)
+    mkOption
+    mkEnableOption
+    mkIf
+    mkMerge
+    mkDefault
+    types
+    literalExpression
+    optional
+    ;
+
+  cfg = config.services.nxdns;
+  helpers = import ./lib.nix { inherit lib; };
+  settingsFormat = pkgs.formats.yaml { };
+
+  # pkgs.nxdns exists when the flake's overlay is applied; otherwise build
+  # this tree's package.nix with the system's own pkgs (cross-aware: for the
+  # cross-built Pi image this is the aarch64 build).
+  defaultPackage = pkgs.nxdns or (pkgs.callPackage ../package.nix { });
+
+  # The build-time check runs the daemon's own validator. It must run on the
+  # build machine: when cross-compiling, that is the build platform's nxdns.
+  canRunHostBinaries = pkgs.stdenv.buildPlatform.canExecute pkgs.stdenv.hostPlatform;
+  checker =
+    if canRunHostBinaries then
+      cfg.package
+    else
+      pkgs.buildPackages.nxdns or (pkgs.buildPackages.callPackage ../package.nix { });
+
+  renderedSettings = helpers.dropNulls cfg.settings;
+  generatedConfig = settingsFormat.generate "nxdns-unchecked.yaml" renderedSettings;
+
+  # The file the daemon runs with is the file that passed `nxdns check`:
+  # a configuration the daemon would reject fails the system build instead
+  # of the boot. --offline: no network in the build sandbox.
+  checkedConfig =
+    pkgs.runCommand "nxdns.yaml"
+      {
+        preferLocalBuild = true;
+        allowSubstitutes = false;
+      }
+      ''
+        ${checker}/bin/nxdns check --offline -c ${generatedConfig}
+        cp ${generatedConfig} "$out"
+      '';
+
+  configFile = if cfg.checkConfig then checkedConfig else generatedConfig;
+
+  upstreamModule = {
+    freeformType = settingsFormat.type;
+    options = {
+      url = mkOption {
+        type = types.strMatching "(tls|https)://.+";
+        example = "tls://9.9.9.9:853";
+        description = ''
+          `tls://IP[:port]` (DNS over TLS, port 853 by default) or
+          `https://HOST[:port]/PATH` (DNS over HTTPS, port 443 by default).
+          A `tls://` host must be an IP address: looking up a name would need
+          DNS, which may be this daemon.
+        '';
+      };
+      tls_name = mkOption {
+        type = types.nullOr types.str;
+        default = null;
+        example = "dns.quad9.net";
+        description = ''
+          Name the server's certificate must carry, also sent as SNI.
+          Required when the URL host is an IP address; for an `https://` URL
+          with a host name it defaults to that name.
+        '';
+      };
+      address = mkOption {
+        type = types.nullOr types.str;
+        default = null;
+        example = "1.1.1.1";
+        description = ''
+          `https://` URLs with a host name only, and then required: the IP
+          address to connect to (no port).
+        '';
+      };
+      method = mkOption {
+        type = types.nullOr (
+          types.enum [
+            "post"
+            "get"
+          ]
+        );
+        default = null;
+        description = "`https://` only: the RFC 8484 request method (the daemon's default is post).";
+      };
+      priority = mkOption {
+        type = types.ints.between (-1000000) 1000000;
+        default = 0;
+        description = "Lower is preferred; equal priorities keep list order.";
+      };
+      enabled = mkOption {
+        type = types.bool;
+        default = true;
+        description = "Disabled entries are validated but never used.";
+      };
+      ca_file = mkOption {
+        type = types.nullOr types.path;
+        default = null;
+        example = literalExpression "./home-ca.pem";
+        description = ''
+          PEM file of CA certificates to verify this upstream with instead of
+          the system trust store. A Nix path is copied to the store; a string
+          must be an absolute path readable by the service.
+        '';
+      };
+    };
+  };
+
+  settingsModule = {
+    freeformType = settingsFormat.type;
+    options = {
+      listen = mkOption {
+        type = types.nonEmptyListOf types.str;
+        default = [
+          "0.0.0.0:53"
+          "[::]:53"
+        ];
+        example = [
+          "192.168.1.2:53"
+          "127.0.0.1:53"
+        ];
+        description = ''
+          Addresses to answer plain DNS on (UDP and TCP each): `IP:port` or
+          `[IPv6]:port`, port 53 by default. A wildcard and a specific address
+          of the same family and port cannot be combined.
+        '';
+      };
+      upstreams = mkOption {
+        type = types.listOf (types.submodule upstreamModule);
+        default = [ ];
+        description = "Encrypted resolvers to forward to, tried by priority. At least one must be enabled.";
+      };
+      budgets = mkOption {
+        default = { };
+        description = "Time limits for one client query, in milliseconds.";
+        type = types.submodule {
+          freeformType = settingsFormat.type;
+          options = {
+            attempt_ms = mkOption {
+              type = types.ints.between 100 30000;
+              default = 2000;
+              description = "Longest single exchange with one upstream before failing over.";
+            };
+            total_ms = mkOption {
+              type = types.ints.between 200 60000;
+              default = 5000;
+              description = "Longest a whole query may take, queueing and failover included; then SERVFAIL.";
+            };
+          };
+        };
+      };
+      http = mkOption {
+        default = { };
+        description = "The web surface: /metrics (Prometheus) and /api/health.";
+        type = types.submodule {
+          freeformType = settingsFormat.type;
+          options = {
+            enabled = mkOption {
+              type = types.bool;
+              default = true;
+              description = "Serve /metrics and /api/health.";
+            };
+            listen = mkOption {
+              type = types.str;
+              default = "127.0.0.1:8053";
+              description = "`IP:port` of the web listener. Not opened in the firewall by this module.";
+            };
+          };
+        };
+      };
+      log = mkOption {
+        default = { };
+        description = "Logging.";
+        type = types.submodule {
+          freeformType = settingsFormat.type;
+          options.level = mkOption {
+            type = types.enum [
+              "debug"
+              "info"
+              "warn"
+              "error"
+            ];
+            default = "info";
+            description = "Least severe level written to the journal.";
+          };
+        };
+      };
+    };
+  };
+
+  upstreamAssertions = lib.concatLists (
+    lib.imap0 (
+      i: u:
+      let
+        at = "services.nxdns.settings.upstreams.${toString i}";
+        parsed = helpers.parseUpstreamUrl u.url;
+        host = if parsed == null then "" else parsed.host;
+        isTls = parsed != null && parsed.scheme == "tls";
+        isHttps = parsed != null && parsed.scheme == "https";
+        hostIsIP = parsed != null && helpers.isIP host;
+      in
+      [
+        {
+          assertion = parsed != null;
+          message = "${at}.url: cannot parse \"${u.url}\"; expected tls://IP[:port] or https://HOST[:port]/PATH.";
+        }
+        {
+          assertion = !isTls || hostIsIP;
+          message = "${at}.url: a tls:// upstream must name an IP address (resolving \"${host}\" would need DNS); put the name in tls_name.";
+        }
+        {
+          assertion = !hostIsIP || u.tls_name != null;
+          message = "${at}.tls_name: required because the URL host is an IP address; give the name on the server's certificate.";
+        }
+        {
+          assertion = !isHttps || hostIsIP || u.address != null;
+          message = "${at}.address: required because the URL host \"${host}\" is a name; give its IP address.";
+        }
+        {
+          assertion = isHttps || (u.address == null && u.method == null);
+          message = "${at}: address and method are only for https:// upstreams.";
+        }
+      ]
+    ) cfg.settings.upstreams
+  );
+in
+{
+  options.services.nxdns = {
+    enable = mkEnableOption "nxdns, a DNS forwarder to DNS-over-TLS and DNS-over-HTTPS upstreams";
+
+    package = lib.mkPackageOption { nxdns = defaultPackage; } "nxdns" {
+      extraDescription = ''
+        The default is `pkgs.nxdns` when the nxdns overlay is applied, and
+        otherwise this source tree's `package.nix` built with the system's
+        `pkgs`.
+      '';
+    };
+
+    settings = mkOption {
+      default = { };
+      type = types.submodule settingsModule;
+      example = literalExpression ''
+        {
+          listen = [ "0.0.0.0:53" "[::]:53" ];
+          upstreams = [
+            { url = "tls://9.9.9.9:853"; tls_name = "dns.quad9.net"; }
+            { url = "https://cloudflare-dns.com/dns-query"; address = "1.1.1.1"; priority = 10; }
+          ];
+          budgets.total_ms = 5000;
+          http.listen = "127.0.0.1:8053";
+        }
+      '';
+      description = ''
+        The daemon's configuration, rendered to YAML (see
+        docs/reference/config.md). Keys without a typed option pass through
+        unchanged; unset optional keys are left out of the file. The file is
+        validated with `nxdns check --offline` when the system is built.
+      '';
+    };
+
+    openFirewall = mkOption {
+      type = types.bool;
+      default = false;
+      description = ''
+        Open the DNS ports of `settings.listen` (TCP and UDP) in the firewall.
+        The web port (`settings.http.listen`) is never opened by this option.
+      '';
+    };
+
+    useAsSystemResolver = mkOption {
+      type = types.bool;
+      default = false;
+      description = ''
+        Make this host resolve through nxdns: `networking.nameservers`
+        gets 127.0.0.1 (and ::1 when nxdns listens there), systemd-resolved
+        is disabled, and dhcpcd no longer writes DHCP-supplied name servers
+        to resolv.conf (they would bypass encryption whenever nxdns answers
+        SERVFAIL). Needs a listen entry that covers 127.0.0.1:53.
+      '';
+    };
+
+    checkConfig = mkOption {
+      type = types.bool;
+      default = true;
+      description = ''
+        Validate the rendered file with `nxdns check --offline` at build
+        time. When cross-compiling, the build platform's stock nxdns runs
+        the check, not `package`.
+      '';
+    };
+
+    configFile = mkOption {
+      type = types.path;
+      readOnly = true;
+      default = configFile;
+      defaultText = literalExpression "the YAML rendered from settings (checked when checkConfig)";
+      description = "The configuration file the daemon runs with (read-only).";
+    };
+  };
+
+  config = mkIf cfg.enable (mkMerge [
+    {
+      assertions = [
+        {
+          assertion = builtins.any (u: u.enabled) cfg.settings.upstreams;
+          message = "services.nxdns.settings.upstreams: no enabled upstream; nxdns has nowhere to forward queries. Add an entry such as { url = \"tls://9.9.9.9:853\"; tls_name = \"dns.quad9.net\"; }.";
+        }
+        {
+          assertion = cfg.settings.budgets.total_ms >= cfg.settings.budgets.attempt_ms;
+          message = "services.nxdns.settings.budgets.total_ms (${toString cfg.settings.budgets.total_ms}) must be at least attempt_ms (${toString cfg.settings.budgets.attempt_ms}).";
+        }
+        {
+          assertion = builtins.all (e: helpers.parseEndpoint 53 e != null) cfg.settings.listen;
+          message = "services.nxdns.settings.listen: every entry must be IP[:port] or [IPv6][:port], got ${builtins.toJSON cfg.settings.listen}.";
+        }
+      ]
+      ++ upstreamAssertions;
+
+      environment.systemPackages = [ cfg.package ];
+
+      networking.firewall = mkIf cfg.openFirewall {
+        allowedTCPPorts = helpers.listenPorts cfg.settings.listen;
+        allowedUDPPorts = helpers.listenPorts cfg.settings.listen;
+      };
+
+      systemd.services.nxdns = {
+        description = "nxdns DNS forwarder (DNS over TLS / DNS over HTTPS)";
+        wantedBy = [ "multi-user.target" ];
+        wants = [
+          "network-online.target"
+          "nss-lookup.target"
+        ];
+        # time-set.target: the saved clock (if any) has been applied, so the
+        # first certificate checks do not run against 1970.
+        after = [
+          "network-online.target"
+          "time-set.target"
+        ];
+        before = [ "nss-lookup.target" ];
+
+        # mbedTLS verifies with the file named by the daemon; libcurl (DoH)
+        # goes through OpenSSL's default paths, which honour SSL_CERT_FILE.
+        environment.SSL_CERT_FILE = "/etc/ssl/certs/ca-certificates.crt";
+
+        serviceConfig = {
+          # The daemon sends READY=1 on NOTIFY_SOCKET once every listener is
+          # bound, so units ordered after nss-lookup.target find it serving.
+          Type = "notify";
+          NotifyAccess = "main";
+          ExecStart = "${cfg.package}/bin/nxdns run -c ${configFile}";
+          Restart = "on-failure";
+          RestartSec = "5s";
+          # SIGTERM drains in-flight queries before exit.
+          TimeoutStopSec = "15s";
+
+          DynamicUser = true;
+          # Port 53 is the only privilege it needs.
+          AmbientCapabilities = [ "CAP_NET_BIND_SERVICE" ];
+          CapabilityBoundingSet = [ "CAP_NET_BIND_SERVICE" ];
+          NoNewPrivileges = true;
+
+          ProtectSystem = "strict";
+          ProtectHome = true;
+          PrivateTmp = true;
+          PrivateDevices = true;
+          PrivateMounts = true;
+          DevicePolicy = "closed";
+          ProtectKernelTunables = true;
+          ProtectKernelModules = true;
+          ProtectKernelLogs = true;
+          ProtectControlGroups = true;
+          ProtectClock = true;
+          ProtectHostname = true;
+          ProtectProc = "invisible";
+          ProcSubset = "pid";
+          RestrictAddressFamilies = [
+            "AF_INET"
+            "AF_INET6"
+            "AF_UNIX"
+          ];
+          RestrictNamespaces = true;
+          LockPersonality = true;
+          MemoryDenyWriteExecute = true;
+          RestrictRealtime = true;
+          RestrictSUIDSGID = true;
+          RemoveIPC = true;
+          SystemCallArchitectures = "native";
+          SystemCallFilter = [
+            "@system-service"
+            "~@privileged"
+            "~@resources"
+          ];
+          SystemCallErrorNumber = "EPERM";
+          UMask = "0077";
+        };
+      };
+    }
+
+    (mkIf cfg.useAsSystemResolver {
+      assertions = [
+        {
+          assertion = helpers.servesLoopback "127.0.0.1" cfg.settings.listen;
+          message = "services.nxdns.useAsSystemResolver needs a listen entry covering 127.0.0.1:53 (\"0.0.0.0:53\" or \"127.0.0.1:53\"); resolv.conf cannot name another port.";
+        }
+        {
+          assertion = !config.services.resolved.enable;
+          message = "services.nxdns.useAsSystemResolver: systemd-resolved is enabled; it would own resolv.conf and port 53 on 127.0.0.53. Disable it (services.resolved.enable = false).";
+        }
+      ];
+      networking.nameservers = [
+        "127.0.0.1"
+      ]
+      ++ optional (helpers.servesLoopback "::1" cfg.settings.listen) "::1";
+      services.resolved.enable = mkDefault false;
+      networking.dhcpcd.extraConfig = ''
+        # nxdns is this host's resolver (services.nxdns.useAsSystemResolver).
+        nohook resolv.conf
+      '';
+    })
+  ]);
+}

@@ -1,0 +1,832 @@
+# Evaluation tests for nixos-module/ and hardware/clock.nix, in lib.runTests
+# form (every attribute named test*; { expr; expected; }).
+#
+# The modules are evaluated with lib.evalModules against small stand-ins for
+# NixOS (stubs/nixos.nix) and nixpkgs (stubs/pkgs.nix): what is checked here
+# is the module's own logic (options, defaults, rendering, the unit,
+# assertions, type errors). That the unit really runs is vm-tests/' job.
+{ lib }:
+
+let
+  stubPkgs = args: import ./stubs/pkgs.nix ({ inherit lib; } // args);
+  defaultPkgs = stubPkgs { };
+  helpers = import ../../nixos-module/lib.nix { inherit lib; };
+
+  evalWith =
+    pkgs: modules:
+    (lib.evalModules {
+      modules = [
+        ./stubs/nixos.nix
+        ../../nixos-module
+        { _module.args.pkgs = pkgs; }
+      ]
+      ++ modules;
+    }).config;
+  eval = evalWith defaultPkgs;
+  evalClock = modules: eval ([ ../../hardware/clock.nix ] ++ modules);
+
+  failedAssertions =
+    config: map (a: a.message) (builtins.filter (a: !a.assertion) config.assertions);
+  # Does any failed assertion's message match the regular expression?
+  failsWith =
+    regex: config: builtins.any (m: builtins.match regex m != null) (failedAssertions config);
+
+  # Does evaluating (deeply) throw? Type errors in the module system are
+  # `throw`s, which tryEval catches.
+  throws = v: !(builtins.tryEval (builtins.deepSeq v v)).success;
+
+  quad9 = {
+    url = "tls://9.9.9.9:853";
+    tls_name = "dns.quad9.net";
+  };
+  enabled = upstreams: {
+    services.nxdns = {
+      enable = true;
+      settings.upstreams = upstreams;
+    };
+  };
+  good = enabled [ quad9 ];
+  unchecked = {
+    services.nxdns.checkConfig = false;
+  };
+
+  # The document the daemon would read (JSON is YAML; the stub renders JSON).
+  rendered = modules: builtins.fromJSON (eval ([ unchecked ] ++ modules)).services.nxdns.configFile.text;
+  renderedUpstream = modules: builtins.head (rendered modules).upstreams;
+
+  unit = modules: (eval modules).systemd.services.nxdns;
+  serviceConfig = modules: (unit modules).serviceConfig;
+
+  # Store paths in strings carry context, which builtins.match refuses in a
+  # pattern; the tests compare text only.
+  plain = builtins.unsafeDiscardStringContext;
+  hasInfix = infix: s: lib.hasInfix (plain infix) (plain s);
+  hasPrefix = prefix: s: lib.hasPrefix (plain prefix) (plain s);
+in
+{
+  # ---- rendering -----------------------------------------------------------
+
+  testDefaultsRendered = {
+    expr = rendered [ good ];
+    expected = {
+      listen = [
+        "0.0.0.0:53"
+        "[::]:53"
+      ];
+      upstreams = [
+        {
+          url = "tls://9.9.9.9:853";
+          tls_name = "dns.quad9.net";
+          priority = 0;
+          enabled = true;
+        }
+      ];
+      budgets = {
+        attempt_ms = 2000;
+        total_ms = 5000;
+      };
+      http = {
+        enabled = true;
+        listen = "127.0.0.1:8053";
+      };
+      log.level = "info";
+    };
+  };
+
+  # Unset optional keys must be absent, not null (the daemon rejects
+  # `key:` with no value and unknown keys).
+  testUnsetKeysLeftOut = {
+    expr = builtins.attrNames (renderedUpstream [
+      (enabled [
+        {
+          url = "https://cloudflare-dns.com/dns-query";
+          address = "1.1.1.1";
+        }
+      ])
+    ]);
+    expected = [
+      "address"
+      "enabled"
+      "priority"
+      "url"
+    ];
+  };
+
+  testNoNullAnywhere = {
+    expr = hasInfix "null" (eval [
+      unchecked
+      good
+    ]).services.nxdns.configFile.text;
+    expected = false;
+  };
+
+  testOptionalKeysRendered = {
+    expr = renderedUpstream [
+      (enabled [
+        (
+          quad9
+          // {
+            ca_file = "/etc/nxdns/ca.pem";
+            priority = -5;
+            enabled = true;
+          }
+        )
+      ])
+    ];
+    expected = quad9 // {
+      ca_file = "/etc/nxdns/ca.pem";
+      priority = -5;
+      enabled = true;
+    };
+  };
+
+  testTypedValuesRendered = {
+    expr =
+      let
+        r = rendered [
+          good
+          {
+            services.nxdns.settings = {
+              listen = [ "192.168.1.2:53" ];
+              budgets.attempt_ms = 1500;
+              http.enabled = false;
+              log.level = "debug";
+            };
+          }
+        ];
+      in
+      {
+        inherit (r) listen budgets;
+        http = r.http.enabled;
+        log = r.log.level;
+      };
+    expected = {
+      listen = [ "192.168.1.2:53" ];
+      budgets = {
+        attempt_ms = 1500;
+        total_ms = 5000;
+      };
+      http = false;
+      log = "debug";
+    };
+  };
+
+  # Freeform: keys the module has no option for pass through (the daemon,
+  # via `nxdns check` at build time, decides whether they are valid).
+  testFreeformPassThrough = {
+    expr =
+      let
+        r = rendered [
+          (enabled [ (quad9 // { future_key = 3; }) ])
+          { services.nxdns.settings.future_section.knob = true; }
+        ];
+      in
+      [
+        r.future_section
+        (builtins.head r.upstreams).future_key
+      ];
+    expected = [
+      { knob = true; }
+      3
+    ];
+  };
+
+  # ---- the build-time check and the unit ----------------------------------
+
+  testExecStart = {
+    expr =
+      let
+        c = eval [ good ];
+      in
+      c.systemd.services.nxdns.serviceConfig.ExecStart
+      == "${defaultPkgs.nxdns}/bin/nxdns run -c ${c.services.nxdns.configFile}";
+    expected = true;
+  };
+
+  testConfigIsCheckedAtBuildTime = {
+    expr =
+      let
+        file = (eval [ good ]).services.nxdns.configFile;
+      in
+      {
+        inherit (file) name;
+        runsCheck =
+          builtins.match (plain ".*${defaultPkgs.nxdns}/bin/nxdns check --offline -c [^ ]*-nxdns-unchecked\\.yaml\n.*") (
+            plain file.buildCommand
+          )
+          != null;
+        copiesToOut = hasInfix "\"$out\"" file.buildCommand;
+      };
+    expected = {
+      name = "nxdns.yaml";
+      runsCheck = true;
+      copiesToOut = true;
+    };
+  };
+
+  testCheckConfigOff = {
+    expr = (eval [ good unchecked ]).services.nxdns.configFile.name;
+    expected = "nxdns-unchecked.yaml";
+  };
+
+  # Cross builds (the Pi image from x86_64): the aarch64 daemon runs on the
+  # Pi, the check runs the build machine's nxdns.
+  testCrossCheckRunsBuildPlatformBinary = {
+    expr =
+      let
+        pkgs = stubPkgs { canExecute = false; };
+        c = evalWith pkgs [ good ];
+      in
+      {
+        check = hasInfix "${pkgs.buildPackages.nxdns}/bin/nxdns check" c.services.nxdns.configFile.buildCommand;
+        run = hasPrefix "${pkgs.nxdns}/bin/nxdns run" c.systemd.services.nxdns.serviceConfig.ExecStart;
+      };
+    expected = {
+      check = true;
+      run = true;
+    };
+  };
+
+  testDefaultPackageWithoutOverlay = {
+    expr = lib.hasSuffix "/package.nix" (evalWith (stubPkgs { withNxdns = false; }) [ good ]).services.nxdns.package.fromPath;
+    expected = true;
+  };
+
+  testPackageOverride = {
+    expr =
+      let
+        mine = defaultPkgs.runCommand "my-nxdns" { } "";
+      in
+      hasPrefix "${mine}/bin/nxdns run -c " (serviceConfig [
+        good
+        { services.nxdns.package = mine; }
+      ]).ExecStart;
+    expected = true;
+  };
+
+  testUnitSettings = {
+    expr = lib.getAttrs [
+      "Type"
+      "Restart"
+      "DynamicUser"
+      "AmbientCapabilities"
+      "CapabilityBoundingSet"
+      "ProtectSystem"
+      "RestrictAddressFamilies"
+      "SystemCallArchitectures"
+      "SystemCallFilter"
+      "UMask"
+    ] (serviceConfig [ good ]);
+    expected = {
+      Type = "notify";
+      Restart = "on-failure";
+      DynamicUser = true;
+      AmbientCapabilities = [ "CAP_NET_BIND_SERVICE" ];
+      CapabilityBoundingSet = [ "CAP_NET_BIND_SERVICE" ];
+      ProtectSystem = "strict";
+      RestrictAddressFamilies = [
+        "AF_INET"
+        "AF_INET6"
+        "AF_UNIX"
+      ];
+      SystemCallArchitectures = "native";
+      SystemCallFilter = [
+        "@system-service"
+        "~@privileged"
+        "~@resources"
+      ];
+      UMask = "0077";
+    };
+  };
+
+  testUnitHardeningSwitches = {
+    expr =
+      let
+        sc = serviceConfig [ good ];
+      in
+      builtins.filter (k: (sc.${k} or false) != true) [
+        "NoNewPrivileges"
+        "PrivateDevices"
+        "PrivateTmp"
+        "ProtectHome"
+        "ProtectKernelTunables"
+        "ProtectKernelModules"
+        "ProtectKernelLogs"
+        "ProtectControlGroups"
+        "ProtectClock"
+        "RestrictNamespaces"
+        "LockPersonality"
+        "MemoryDenyWriteExecute"
+        "RestrictRealtime"
+        "RestrictSUIDSGID"
+      ];
+    expected = [ ];
+  };
+
+  # No user-namespace sandboxing: CAP_NET_BIND_SERVICE must hold in the
+  # host's user namespace to bind port 53 there.
+  testNoPrivateUsers = {
+    expr = (serviceConfig [ good ]) ? PrivateUsers;
+    expected = false;
+  };
+
+  testUnitOrdering = {
+    expr =
+      let
+        u = unit [ good ];
+      in
+      {
+        inherit (u) wantedBy before;
+        wants = builtins.sort builtins.lessThan u.wants;
+        afterNetworkOnline = builtins.elem "network-online.target" u.after;
+      };
+    expected = {
+      wantedBy = [ "multi-user.target" ];
+      before = [ "nss-lookup.target" ];
+      wants = [
+        "network-online.target"
+        "nss-lookup.target"
+      ];
+      afterNetworkOnline = true;
+    };
+  };
+
+  testDisabledDoesNothing = {
+    expr =
+      let
+        c = eval [ { services.nxdns.settings.upstreams = [ quad9 ]; } ];
+      in
+      {
+        services = c.systemd.services;
+        assertions = c.assertions;
+        packages = c.environment.systemPackages;
+      };
+    expected = {
+      services = { };
+      assertions = [ ];
+      packages = [ ];
+    };
+  };
+
+  # ---- assertions ----------------------------------------------------------
+
+  testGoodConfigPassesAssertions = {
+    expr = failedAssertions (eval [
+      (enabled [
+        quad9
+        {
+          url = "tls://[2620:fe::fe]:853";
+          tls_name = "dns.quad9.net";
+        }
+        {
+          url = "https://cloudflare-dns.com/dns-query";
+          address = "1.1.1.1";
+          method = "get";
+          priority = 10;
+        }
+        {
+          url = "https://1.1.1.1/dns-query";
+          tls_name = "cloudflare-dns.com";
+          enabled = false;
+        }
+      ])
+    ]);
+    expected = [ ];
+  };
+
+  testNoUpstreamFails = {
+    expr = failsWith ".*no enabled upstream.*" (eval [ (enabled [ ]) ]);
+    expected = true;
+  };
+
+  testAllUpstreamsDisabledFails = {
+    expr = failsWith ".*no enabled upstream.*" (eval [ (enabled [ (quad9 // { enabled = false; }) ]) ]);
+    expected = true;
+  };
+
+  testTlsHostNameFails = {
+    expr = failsWith ".*upstreams\\.0\\.url: a tls:// upstream must name an IP address.*" (eval [
+      (enabled [
+        {
+          url = "tls://dns.quad9.net";
+          tls_name = "dns.quad9.net";
+        }
+      ])
+    ]);
+    expected = true;
+  };
+
+  testIpHostWithoutTlsNameFails = {
+    expr = failsWith ".*upstreams\\.1\\.tls_name: required.*" (eval [
+      (enabled [
+        quad9
+        { url = "tls://149.112.112.112"; }
+      ])
+    ]);
+    expected = true;
+  };
+
+  testDohNameWithoutAddressFails = {
+    expr = failsWith ".*upstreams\\.0\\.address: required.*cloudflare-dns.com.*" (eval [
+      (enabled [ { url = "https://cloudflare-dns.com/dns-query"; } ])
+    ]);
+    expected = true;
+  };
+
+  testMethodOnDotFails = {
+    expr = failsWith ".*only for https:// upstreams.*" (eval [ (enabled [ (quad9 // { method = "post"; }) ]) ]);
+    expected = true;
+  };
+
+  testTotalBelowAttemptFails = {
+    expr = failsWith ".*total_ms \\(2000\\) must be at least attempt_ms \\(3000\\).*" (eval [
+      good
+      {
+        services.nxdns.settings.budgets = {
+          attempt_ms = 3000;
+          total_ms = 2000;
+        };
+      }
+    ]);
+    expected = true;
+  };
+
+  testUnparsableListenFails = {
+    expr = failsWith ".*settings\\.listen: every entry.*" (eval [
+      good
+      { services.nxdns.settings.listen = [ "localhost:53" ]; }
+    ]);
+    expected = true;
+  };
+
+  # ---- rejected values (option types) -------------------------------------
+
+  testRejectEmptyListen = {
+    expr = throws (rendered [
+      good
+      { services.nxdns.settings.listen = [ ]; }
+    ]);
+    expected = true;
+  };
+  testRejectPriorityOutOfRange = {
+    expr = throws (rendered [ (enabled [ (quad9 // { priority = 2000000; }) ]) ]);
+    expected = true;
+  };
+  testRejectUnknownLogLevel = {
+    expr = throws (rendered [
+      good
+      { services.nxdns.settings.log.level = "verbose"; }
+    ]);
+    expected = true;
+  };
+  testRejectUrlScheme = {
+    expr = throws (rendered [ (enabled [ (quad9 // { url = "udp://9.9.9.9:53"; }) ]) ]);
+    expected = true;
+  };
+  testRejectAttemptTooShort = {
+    expr = throws (rendered [
+      good
+      { services.nxdns.settings.budgets.attempt_ms = 50; }
+    ]);
+    expected = true;
+  };
+  testRejectTotalTooLong = {
+    expr = throws (rendered [
+      good
+      { services.nxdns.settings.budgets.total_ms = 600000; }
+    ]);
+    expected = true;
+  };
+  testRejectEnabledAsString = {
+    expr = throws (rendered [ (enabled [ (quad9 // { enabled = "yes"; }) ]) ]);
+    expected = true;
+  };
+  testRejectDohMethod = {
+    expr = throws (rendered [
+      (enabled [
+        {
+          url = "https://1.1.1.1/dns-query";
+          tls_name = "cloudflare-dns.com";
+          method = "put";
+        }
+      ])
+    ]);
+    expected = true;
+  };
+  testRejectRelativeCaFile = {
+    expr = throws (rendered [ (enabled [ (quad9 // { ca_file = "ca.pem"; }) ]) ]);
+    expected = true;
+  };
+  testRejectUpstreamWithoutUrl = {
+    expr = throws (rendered [ (enabled [ { tls_name = "dns.quad9.net"; } ]) ]);
+    expected = true;
+  };
+  # The positive control for the throws-tests above: the same helper on a
+  # good configuration does not throw.
+  testGoodConfigDoesNotThrow = {
+    expr = throws (rendered [ good ]);
+    expected = false;
+  };
+
+  # ---- firewall ------------------------------------------------------------
+
+  testFirewallClosedByDefault = {
+    expr = with (eval [ good ]).networking.firewall; allowedTCPPorts ++ allowedUDPPorts;
+    expected = [ ];
+  };
+
+  testFirewallOpensDnsPorts = {
+    expr = with (eval [
+      good
+      { services.nxdns.openFirewall = true; }
+    ]).networking.firewall; { inherit allowedTCPPorts allowedUDPPorts; };
+    expected = {
+      allowedTCPPorts = [ 53 ];
+      allowedUDPPorts = [ 53 ];
+    };
+  };
+
+  testFirewallFollowsListenPorts = {
+    expr = (eval [
+      good
+      {
+        services.nxdns.openFirewall = true;
+        services.nxdns.settings.listen = [
+          "0.0.0.0:5353"
+          "[::]:5353"
+          "127.0.0.1:53"
+        ];
+      }
+    ]).networking.firewall.allowedUDPPorts;
+    expected = [
+      5353
+      53
+    ];
+  };
+
+  # ---- useAsSystemResolver -------------------------------------------------
+
+  testSystemResolverSettings = {
+    expr =
+      let
+        c = eval [
+          good
+          { services.nxdns.useAsSystemResolver = true; }
+        ];
+      in
+      {
+        inherit (c.networking) nameservers;
+        resolved = c.services.resolved.enable;
+        dhcpcd = hasInfix "nohook resolv.conf" c.networking.dhcpcd.extraConfig;
+        failed = failedAssertions c;
+      };
+    expected = {
+      nameservers = [
+        "127.0.0.1"
+        "::1"
+      ];
+      resolved = false;
+      dhcpcd = true;
+      failed = [ ];
+    };
+  };
+
+  testSystemResolverIPv4Only = {
+    expr =
+      (eval [
+        good
+        {
+          services.nxdns.useAsSystemResolver = true;
+          services.nxdns.settings.listen = [ "127.0.0.1:53" ];
+        }
+      ]).networking.nameservers;
+    expected = [ "127.0.0.1" ];
+  };
+
+  testSystemResolverNeedsLoopbackListener = {
+    expr = failsWith ".*useAsSystemResolver needs a listen entry covering 127.0.0.1:53.*" (eval [
+      good
+      {
+        services.nxdns.useAsSystemResolver = true;
+        services.nxdns.settings.listen = [ "192.168.1.2:53" ];
+      }
+    ]);
+    expected = true;
+  };
+
+  testSystemResolverConflictsWithResolved = {
+    expr = failsWith ".*systemd-resolved is enabled.*" (eval [
+      good
+      {
+        services.nxdns.useAsSystemResolver = true;
+        services.resolved.enable = lib.mkForce true;
+      }
+    ]);
+    expected = true;
+  };
+
+  testNotSystemResolverByDefault = {
+    expr = (eval [ good ]).networking.nameservers;
+    expected = [ ];
+  };
+
+  # ---- hardware/clock.nix (the no-RTC cure) --------------------------------
+
+  testClockTimeServersAreAddresses = {
+    expr =
+      let
+        servers = (evalClock [ good ]).networking.timeServers;
+      in
+      servers != [ ] && builtins.all helpers.isIP servers;
+    expected = true;
+  };
+
+  testClockTimeServersOverridable = {
+    expr = (evalClock [ { networking.timeServers = [ "192.168.1.1" ]; } ]).networking.timeServers;
+    expected = [ "192.168.1.1" ];
+  };
+
+  testClockNxdnsWaitsBounded = {
+    expr =
+      let
+        c = evalClock [ good ];
+        wait = c.systemd.services.nxdns-time-wait;
+        nx = c.systemd.services.nxdns;
+      in
+      {
+        nxdnsAfter = builtins.all (u: builtins.elem u nx.after) [
+          "nxdns-time-wait.service"
+          "time-sync.target"
+          "time-set.target"
+        ];
+        nxdnsWants = builtins.elem "nxdns-time-wait.service" nx.wants;
+        waitBefore = wait.before;
+        timeout = wait.serviceConfig.TimeoutStartSec;
+        bounded = hasInfix "seq 30" wait.script;
+      };
+    expected = {
+      nxdnsAfter = true;
+      nxdnsWants = true;
+      waitBefore = [ "time-sync.target" ];
+      timeout = "45s";
+      bounded = true;
+    };
+  };
+
+  testClockWaitOff = {
+    expr =
+      let
+        c = evalClock [
+          good
+          { nxdns.pi.clockWaitSec = 0; }
+        ];
+      in
+      {
+        unit = c.systemd.services ? nxdns-time-wait;
+        ordered = builtins.elem "nxdns-time-wait.service" c.systemd.services.nxdns.after;
+      };
+    expected = {
+      unit = false;
+      ordered = false;
+    };
+  };
+
+  testClockWaitNeedsTimesyncd = {
+    expr =
+      (evalClock [
+        good
+        { services.timesyncd.enable = false; }
+      ]).systemd.services ? nxdns-time-wait;
+    expected = false;
+  };
+
+  testClockFloor = {
+    expr =
+      let
+        c = evalClock [ { nxdns.pi.clockFloor = 1750000000; } ];
+        floor = c.systemd.services.nxdns-clock-floor;
+      in
+      {
+        setsFloor = hasInfix "floor=1750000000" floor.script;
+        early = floor.unitConfig.DefaultDependencies == false;
+        beforeTimesync = builtins.all (u: builtins.elem u floor.before) [
+          "time-set.target"
+          "systemd-timesyncd.service"
+        ];
+      };
+    expected = {
+      setsFloor = true;
+      early = true;
+      beforeTimesync = true;
+    };
+  };
+
+  testClockFloorOffByDefault = {
+    expr = (evalClock [ ]).systemd.services ? nxdns-clock-floor;
+    expected = false;
+  };
+
+  # ---- hardware/appliance.nix (the shipped Pi configuration) ---------------
+
+  testApplianceConfigPassesAssertions = {
+    expr =
+      let
+        c = eval [ ../../hardware/appliance.nix ];
+      in
+      {
+        failed = failedAssertions c;
+        inherit (c.networking) nameservers;
+        firewall = c.networking.firewall.allowedUDPPorts;
+        enabledUpstreams = builtins.length (builtins.filter (u: u.enabled) c.services.nxdns.settings.upstreams);
+      };
+    expected = {
+      failed = [ ];
+      nameservers = [
+        "127.0.0.1"
+        "::1"
+      ];
+      firewall = [ 53 ];
+      enabledUpstreams = 3;
+    };
+  };
+
+  testApplianceWarnsWithoutSshKey = {
+    expr = builtins.any (w: hasInfix "no SSH key" w) (eval [ ../../hardware/appliance.nix ]).warnings;
+    expected = true;
+  };
+
+  testApplianceNoWarningWithSshKey = {
+    expr =
+      (eval [
+        ../../hardware/appliance.nix
+        { users.users.root.openssh.authorizedKeys.keys = [ "ssh-ed25519 AAAA test" ]; }
+      ]).warnings;
+    expected = [ ];
+  };
+
+  # ---- nixos-module/lib.nix ------------------------------------------------
+
+  testParseEndpoint = {
+    expr = map (helpers.parseEndpoint 53) [
+      "0.0.0.0:53"
+      "[::]:5353"
+      "127.0.0.1"
+      "localhost:53"
+    ];
+    expected = [
+      {
+        host = "0.0.0.0";
+        port = 53;
+        family = "inet";
+      }
+      {
+        host = "::";
+        port = 5353;
+        family = "inet6";
+      }
+      {
+        host = "127.0.0.1";
+        port = 53;
+        family = "inet";
+      }
+      null
+    ];
+  };
+
+  testParseUpstreamUrl = {
+    expr = map helpers.parseUpstreamUrl [
+      "tls://[2620:fe::fe]:853"
+      "https://dns.example/dns-query"
+      "udp://1.1.1.1"
+    ];
+    expected = [
+      {
+        scheme = "tls";
+        host = "2620:fe::fe";
+      }
+      {
+        scheme = "https";
+        host = "dns.example";
+      }
+      null
+    ];
+  };
+
+  testDropNulls = {
+    expr = helpers.dropNulls {
+      a = null;
+      b = [
+        {
+          x = null;
+          y = 1;
+        }
+        null
+      ];
+      c.d = null;
+    };
+    expected = {
+      b = [ { y = 1; } ];
+      c = { };
+    };
+  };
+}
