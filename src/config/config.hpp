@@ -19,9 +19,11 @@ enum class DohMethod { post, get };
 struct Upstream {
   std::string url;          // as written in the file
   Protocol protocol = Protocol::dot;
-  std::string host;         // URL host (IP literal for DoT; name or IP for DoH)
-  std::uint16_t port = 853;
-  std::string path;         // DoH only, e.g. "/dns-query"
+  // URL host as written (IP literal for DoT; name or IP for DoH). An IPv6
+  // literal is stored without its brackets.
+  std::string host;
+  std::uint16_t port = 853; // from the URL, else 853 (tls) / 443 (https)
+  std::string path;         // DoH only, e.g. "/dns-query"; "" for DoT
   // Where to connect. DoT: the URL's IP. DoH: the URL host if it is an IP
   // literal, else the `address` key (required then: resolving the name would
   // need DNS, which may be this daemon).
@@ -29,7 +31,7 @@ struct Upstream {
   std::string tls_name;     // SNI and certificate name; defaults to a URL host name
   int priority = 0;         // lower is preferred; ties keep file order
   bool enabled = true;
-  std::optional<std::string> ca_file;
+  std::optional<std::string> ca_file;  // absolute; was readable at load time
   DohMethod method = DohMethod::post;  // DoH only
   int line = 0;             // where the entry starts in the file (1-based)
 };
@@ -44,9 +46,16 @@ struct Http {
   net::Endpoint listen;  // default 127.0.0.1:8053
 };
 
+// Listener and web defaults (also what an absent key means).
+inline constexpr std::uint16_t kDefaultDnsPort = 53;
+inline constexpr std::uint16_t kDefaultHttpPort = 8053;
+
 struct Config {
   std::string source;                 // file path, or a label for in-memory text
-  std::vector<net::Endpoint> listen;  // default 0.0.0.0:53 and [::]:53
+  // Default 0.0.0.0:53 and [::]:53. The two only coexist if the server sets
+  // IPV6_V6ONLY on IPv6 sockets; a wildcard and a specific address of the
+  // same family and port are rejected at load (TCP bind would fail).
+  std::vector<net::Endpoint> listen;
   std::vector<Upstream> upstreams;    // all of them, in file order; enabled or not
   Budgets budgets;
   Http http;
@@ -54,7 +63,10 @@ struct Config {
 };
 
 // One validation failure. what() is the one-line message the CLI prints:
-// "FILE:LINE:COL: KEY.PATH: MESSAGE".
+// "FILE:LINE:COL: KEY.PATH: MESSAGE" (LINE and COL 1-based; KEY.PATH is
+// "<document>" for errors about the file as a whole, e.g. YAML syntax).
+// When the file could not be read at all, line() is 0 and what() is
+// "FILE: MESSAGE". what() never contains a newline or control character.
 class Error : public std::runtime_error {
  public:
   Error(std::string file, std::string key_path, int line, int column, std::string message);
@@ -70,9 +82,19 @@ class Error : public std::runtime_error {
   std::string message_;
 };
 
+struct LoadOptions {
+  // Open each ca_file now (a daemon must not start with an unusable
+  // upstream). Off only for offline validation where the target's files
+  // are absent, e.g. `nxdns check --offline` in a build sandbox.
+  bool check_files = true;
+};
+
 // Throw config::Error on any problem; never return a half-valid Config.
-Config load_file(const std::string& path);
-Config load_string(const std::string& yaml_text, const std::string& source_name);
+// load_string throws nothing else (it is fuzzed for that); both may still
+// throw std::bad_alloc.
+Config load_file(const std::string& path, const LoadOptions& options = {});
+Config load_string(const std::string& yaml_text, const std::string& source_name,
+                   const LoadOptions& options = {});
 
 // An upstream URL fit for logs and metric labels: no userinfo, no query
 // string or fragment, no path beyond its first segment (paths can carry

@@ -2,6 +2,17 @@
 // An IP address and port, parsed from "192.0.2.1:53" or "[2001:db8::1]:53".
 // Host names are never accepted here: the daemon must reach its upstreams
 // and bind its listeners without asking DNS (which may be itself).
+//
+// Accepted text forms (parse_endpoint):
+//   "192.0.2.1:53"        IPv4 dotted quad (inet_pton rules: no leading
+//                         zeros, exactly four decimal parts) and a port
+//   "[2001:db8::1]:53"    IPv6 in brackets and a port
+//   "192.0.2.1", "[::1]"  only when a default port is given
+// An IPv6 address without brackets is always rejected, even when a default
+// port would make it unambiguous to a human: "2001:db8::1:53" could be an
+// address or an address plus a port, and guessing would silently bind or dial
+// the wrong thing. Zone ids ("fe80::1%eth0") are not supported. Ports are
+// decimal, 1..65535.
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -14,25 +25,34 @@ namespace nxdns::net {
 
 struct Endpoint {
   sockaddr_storage addr{};
-  socklen_t len = 0;
+  socklen_t len = 0;  // 0 means "unset" (a default-constructed Endpoint)
 
   int family() const { return addr.ss_family; }
-  std::uint16_t port() const;
-  // "192.0.2.1:53" or "[2001:db8::1]:53"
+  std::uint16_t port() const;  // host byte order; 0 when unset
+  // "192.0.2.1:53" or "[2001:db8::1]:53"; "<unset>" for an unset endpoint.
   std::string to_string() const;
-  // Just the address, "192.0.2.1" or "2001:db8::1".
+  // Just the address, "192.0.2.1" or "2001:db8::1"; "" when unset.
   std::string host_string() const;
   const sockaddr* sa() const { return reinterpret_cast<const sockaddr*>(&addr); }
+  // Same family, address, port (and IPv6 scope id). Not a byte compare of
+  // sockaddr_storage: padding and sin6_flowinfo do not name a different peer.
   bool operator==(const Endpoint& o) const;
 };
 
 // Parses "a.b.c.d:port" or "[v6]:port". When the port is omitted and
-// `default_port` is given, it is used. Returns nullopt and sets `why` on error.
+// `default_port` is given, it is used. Returns nullopt and sets `why` (when
+// not null) to a short reason, without the input text, on error.
 std::optional<Endpoint> parse_endpoint(std::string_view text, std::optional<std::uint16_t> default_port,
                                        std::string* why);
-// Parses a bare IP literal (v4 or v6, no brackets) with a port.
+// Parses a bare IP literal (v4 or v6, no brackets) with a port. Port 0 is
+// allowed here (bind to an ephemeral port, e.g. in test fixtures).
 std::optional<Endpoint> make_endpoint(std::string_view ip, std::uint16_t port);
+// True for a bare IPv4 or IPv6 literal ("192.0.2.1", "2001:db8::1"); false
+// for names, bracketed forms, and anything with a port.
 bool is_ip_literal(std::string_view host);
+// 127.0.0.0/8, ::1, and IPv4-mapped ::ffff:127.0.0.0/104.
 bool is_loopback(const Endpoint& e);
+// 0.0.0.0 or :: (a wildcard bind address).
+bool is_unspecified(const Endpoint& e);
 
 }  // namespace nxdns::net
