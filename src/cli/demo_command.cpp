@@ -17,6 +17,7 @@
 #include "cli/commands.hpp"
 #include "cli/http_get.hpp"
 #include "loop/event_handles.hpp"
+#include "upstream/tls_config.hpp"
 
 namespace nxdns::cli {
 
@@ -24,8 +25,11 @@ namespace {
 
 constexpr const char* tls_name = "dot.demo.test";
 
-// Acceptance thresholds (issue 3): ratios measured within one run.
-constexpr double cold_max_ratio = 4.5, warm_max_ratio = 1.5, max_stair = 0.2;
+// Acceptance thresholds (issue 3): ratios measured within one run. A cold
+// session costs 3 round trips with TLS 1.3 and 4 with TLS 1.2 (mbedTLS 2.28
+// has no TLS 1.3 and no False Start), so the cold limit is one higher there.
+constexpr double warm_max_ratio = 1.5, max_stair = 0.2;
+double cold_max_ratio() { return upstream::tls13_available() ? 4.5 : 5.5; }
 
 class TempDir {
  public:
@@ -170,6 +174,8 @@ int demo_command(const Parsed& p) {
   if (!daemon.start({self_exe(), "run", "-c", d + "/nxdns.yaml"}, d + "/nxdns.log", &error)) return fail(error);
   const auto dns_ep = *net::make_endpoint("127.0.0.1", *dport);
   if (!wait_listening(dns_ep, daemon, 5000)) return fail("the daemon did not start", d + "/nxdns.log");
+  if (!upstream::tls13_available())
+    std::printf("      (this build's TLS library has no TLS 1.3: a new session costs one more round trip)\n");
   std::printf("[3/5] nxdns serving on 127.0.0.1:%u (UDP and TCP), one DoT upstream, /metrics on 127.0.0.1:%u\n",
               *dport, *hport);
 
@@ -181,7 +187,7 @@ int demo_command(const Parsed& p) {
   auto cold = run_burst(bo, &error);
   if (!cold) return fail(error, d + "/nxdns.log");
   bool ok = print_burst("[4/5] cold burst: no TLS session exists yet (each new session costs the TCP and TLS round trips)",
-                        *cold, cold_max_ratio);
+                        *cold, cold_max_ratio());
   bo.cold = false;
   auto warm = run_burst(bo, &error);
   if (!warm) return fail(error, d + "/nxdns.log");

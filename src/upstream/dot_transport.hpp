@@ -38,13 +38,14 @@ struct DotTransportOptions {
 // carries this many exchanges: deep enough that a warm burst pipelines on
 // the sessions it has, shallow enough that an upstream answering each
 // connection serially never builds a long line on one of them. 30 cold
-// queries thus spread as ~8 per session over 4 sessions dialed in parallel.
-// Measured (issue 3 notes): each parallel dial costs the daemon ~5 ms of
-// handshake CPU (two ECDSA verifies and ECDHE), all due at the same moment
-// of a cold burst, so depth 4 (8 dials) cost more cold latency than the
-// extra spread won; a serial upstream still sees at most 8 queued per
-// session.
-inline constexpr std::size_t dot_spread_depth = 8;
+// queries thus spread as 6 per session over 5 sessions dialed in parallel.
+// The depth trades two measured costs (tests/integration/burst_acceptance.sh):
+// each parallel dial costs the daemon ~6 ms of handshake CPU (two ECDSA
+// verifies and an ECDHE) at the same instant of a cold burst, while a serial
+// upstream answers each session's line one query at a time. At 40 ms RTT,
+// depth 4 (8 dials) cost a TLS 1.3 cold burst ~0.5 RTT more than depth 6;
+// depth 8 (4 dials) left a 10 ms-per-query serial upstream at the limit.
+inline constexpr std::size_t dot_spread_depth = 6;
 
 class DotTransport final : public Transport, private DotSession::Listener {
  public:

@@ -6,6 +6,7 @@
 #                        staircase <= 0.2
 #   one-at-a-time upstream (answers a connection's queries serially, 10 ms
 #   each): zero SERVFAIL/timeouts, ratio <= 4.5, staircase <= 0.3
+# On a TLS 1.2-only library the cold limits are one round trip higher (below).
 # Ratios are burst wall time / a warm single query, measured in the same run.
 # Under emulation (NXDNS_EMULATED=1) only the no-SERVFAIL/no-timeout part is
 # enforced, and the output says so.
@@ -15,7 +16,20 @@ ADDR=$(pick_loopback)
 PORT=5300
 RTT=40
 make_pki "$WORK/pki" dot.test
-echo "tls library: $(nx version | grep mbedtls)"
+TLSLIB=$(nx version | grep mbedtls)
+echo "tls library: $TLSLIB"
+# A cold session costs TCP + TLS + query round trips: 3 with TLS 1.3, 4 with
+# TLS 1.2. Debian's mbedTLS 2.28 has no TLS 1.3 and no False Start, so its
+# floor is ratio 4.0 before any CPU; the cold limits rise by that one round
+# trip (1.0) there. Warm and staircase limits are the same on both lines.
+COLD_EXTRA=0
+case "$TLSLIB" in
+  "mbedtls 2."*)
+    COLD_EXTRA=1.0
+    echo "NOTE: TLS 1.2-only library: cold ratio limits +1.0 (one more round trip per new session)"
+    ;;
+esac
+cold_limit() { awk -v a="$1" -v b="$COLD_EXTRA" 'BEGIN { printf "%.1f", a + b }'; }
 
 limits() {  # limits MAX_RATIO MAX_STAIR -> burst options
   if emulated; then echo ""; else echo "--max-ratio $1 --max-stair $2"; fi
@@ -41,7 +55,7 @@ scenario() {  # scenario NAME COLD_RATIO COLD_STAIR WARM_RATIO WARM_STAIR [fixtu
   ATTEMPT_MS=2000 TOTAL_MS=5000 dot_config "$WORK/$name.yaml" "$ADDR" "$PORT" "${!rport_var}" "$WORK/pki"
   start_daemon "$WORK/$name.yaml" "$ADDR" "$PORT"
   # shellcheck disable=SC2046
-  run_burst "$name cold" --cold $(limits "$cr" "$cs")
+  run_burst "$name cold" --cold $(limits "$(cold_limit "$cr")" "$cs")
   # shellcheck disable=SC2046
   run_burst "$name warm" $(limits "$wr" "$ws")
   stop_daemon
