@@ -107,7 +107,9 @@ std::string name_to_text(ByteView wire_name) {
   while (i < wire_name.size()) {
     const std::size_t len = wire_name[i];
     if (len == 0) {
-      if (s.empty()) s = ".";
+      // std::string(1, '.') rather than s = ".": GCC 12 at -O2 reports a
+      // false -Wrestrict on assigning a literal here (GCC bug 105329).
+      if (s.empty()) return std::string(1, '.');
       return s;
     }
     if (len > max_label || !wire::has(wire_name, i + 1, len)) break;
