@@ -65,6 +65,11 @@ bool fail(std::string* why, std::string text) {
   return false;
 }
 
+// What a bracketed IPv6 upstream looks like, for the error that asks for one.
+std::string_view scheme_example_v6(std::string_view scheme) {
+  return scheme == "https" ? "https://[2001:db8::1]/dns-query" : "tls://[2001:db8::1]:853";
+}
+
 }  // namespace
 
 std::string quote(std::string_view s, std::size_t max) {
@@ -156,34 +161,15 @@ std::optional<ParsedUrl> parse_upstream_url(std::string_view url, std::string* w
     return std::nullopt;
   }
 
-  std::string_view host;
-  std::optional<std::string_view> port_text;
-  bool bracketed = false;
-  if (!authority.empty() && authority.front() == '[') {
-    const auto close = authority.find(']');
-    if (close == std::string_view::npos) {
-      fail(why, "missing ']' after IPv6 address");
-      return std::nullopt;
-    }
-    bracketed = true;
-    host = authority.substr(1, close - 1);
-    const auto after = authority.substr(close + 1);
-    if (!after.empty()) {
-      if (after.front() != ':') {
-        fail(why, "expected ':port' after ']'");
-        return std::nullopt;
-      }
-      port_text = after.substr(1);
-    }
-  } else {
-    const auto colon = authority.find(':');
-    if (colon != std::string_view::npos && authority.find(':', colon + 1) != std::string_view::npos) {
-      fail(why, "an IPv6 address in a URL needs brackets, e.g. tls://[2001:db8::1]:853");
-      return std::nullopt;
-    }
-    host = authority.substr(0, colon);
-    if (colon != std::string_view::npos) port_text = authority.substr(colon + 1);
+  std::string split_why;
+  auto hp = net::split_host_port(authority, scheme_example_v6(scheme), &split_why);
+  if (!hp) {
+    fail(why, split_why);
+    return std::nullopt;
   }
+  const std::string_view host = hp->host;
+  const std::optional<std::string_view> port_text = hp->port_text;
+  const bool bracketed = hp->bracketed;
   if (host.empty()) {
     fail(why, "URL has no host");
     return std::nullopt;

@@ -105,40 +105,47 @@ std::optional<Endpoint> make_endpoint(std::string_view ip, std::uint16_t port) {
 
 bool is_ip_literal(std::string_view host) { return make_endpoint(host, 0).has_value(); }
 
-std::optional<Endpoint> parse_endpoint(std::string_view text, std::optional<std::uint16_t> default_port,
-                                       std::string* why) {
-  if (text.empty()) {
-    set_why(why, "empty address");
-    return std::nullopt;
-  }
-  std::string_view host;
-  std::optional<std::string_view> port_text;  // nullopt: no ":port" part
-  bool bracketed = false;
-  if (text.front() == '[') {
+std::optional<HostPort> split_host_port(std::string_view text, std::string_view v6_example, std::string* why) {
+  HostPort hp;
+  if (!text.empty() && text.front() == '[') {
     const auto close = text.find(']');
     if (close == std::string_view::npos) {
       set_why(why, "missing ']' after IPv6 address");
       return std::nullopt;
     }
-    host = text.substr(1, close - 1);
-    bracketed = true;
+    hp.host = text.substr(1, close - 1);
+    hp.bracketed = true;
     const auto rest = text.substr(close + 1);
     if (!rest.empty()) {
       if (rest.front() != ':') {
         set_why(why, "expected ':port' after ']'");
         return std::nullopt;
       }
-      port_text = rest.substr(1);
+      hp.port_text = rest.substr(1);
     }
-  } else {
-    const auto first = text.find(':');
-    if (first != std::string_view::npos && text.find(':', first + 1) != std::string_view::npos) {
-      set_why(why, "IPv6 addresses need brackets, e.g. [::1]:53");
-      return std::nullopt;
-    }
-    host = text.substr(0, first);
-    if (first != std::string_view::npos) port_text = text.substr(first + 1);
+    return hp;
   }
+  const auto first = text.find(':');
+  if (first != std::string_view::npos && text.find(':', first + 1) != std::string_view::npos) {
+    if (why) *why = "IPv6 addresses need brackets, e.g. " + std::string(v6_example);
+    return std::nullopt;
+  }
+  hp.host = text.substr(0, first);
+  if (first != std::string_view::npos) hp.port_text = text.substr(first + 1);
+  return hp;
+}
+
+std::optional<Endpoint> parse_endpoint(std::string_view text, std::optional<std::uint16_t> default_port,
+                                       std::string* why) {
+  if (text.empty()) {
+    set_why(why, "empty address");
+    return std::nullopt;
+  }
+  auto hp = split_host_port(text, "[::1]:53", why);
+  if (!hp) return std::nullopt;
+  const std::string_view host = hp->host;
+  const std::optional<std::string_view> port_text = hp->port_text;
+  const bool bracketed = hp->bracketed;
 
   if (host.empty()) {
     set_why(why, "missing IP address");

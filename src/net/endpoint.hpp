@@ -50,6 +50,17 @@ std::optional<Endpoint> make_endpoint(std::string_view ip, std::uint16_t port);
 // True for a bare IPv4 or IPv6 literal ("192.0.2.1", "2001:db8::1"); false
 // for names, bracketed forms, and anything with a port.
 bool is_ip_literal(std::string_view host);
+
+// "host", "host:port", "[v6]" or "[v6]:port" split into parts, without
+// judging the host. A bare host with two or more colons is an IPv6 address
+// missing its brackets: an error whose text ends with `v6_example` (e.g.
+// "[::1]:53"), so each caller shows its own syntax.
+struct HostPort {
+  std::string_view host;
+  std::optional<std::string_view> port_text;  // nullopt: no ":port" part
+  bool bracketed = false;
+};
+std::optional<HostPort> split_host_port(std::string_view text, std::string_view v6_example, std::string* why);
 // 127.0.0.0/8, ::1, and IPv4-mapped ::ffff:127.0.0.0/104.
 bool is_loopback(const Endpoint& e);
 // 0.0.0.0 or :: (a wildcard bind address).

@@ -482,7 +482,7 @@ TEST(ConfigErrors, BadUrls) {
   STRCMP_EQUAL("test.yaml:2:10: upstreams[0].url: bad URL: URI templates are not supported; drop the \"{?dns}\" part",
                url_error("https://127.0.0.1/dns-query{?dns}").c_str());
   STRCMP_EQUAL(
-      "test.yaml:2:10: upstreams[0].url: bad URL: an IPv6 address in a URL needs brackets, e.g. "
+      "test.yaml:2:10: upstreams[0].url: bad URL: IPv6 addresses need brackets, e.g. "
       "tls://[2001:db8::1]:853",
       url_error("tls://::1").c_str());
   STRCMP_EQUAL("test.yaml:2:10: upstreams[0].url: bad URL: not a valid IPv6 address inside [ ]",
