@@ -6,8 +6,8 @@
 # Usage: sudo scripts/install-deps.sh [--list] [--no-update] [--cross]
 #   --list       print the package list and exit (no root needed)
 #   --no-update  never run apt-get update (e.g. offline mirror already fresh)
-#   --cross      also install the aarch64 cross toolchain group (hook, see
-#                cross_packages below; not filled in yet)
+#   --cross      also install the aarch64 cross toolchain, qemu-user and the
+#                arm64 libraries (adds dpkg arch arm64; see cross_packages)
 # Environment:
 #   NXDNS_APT_MAX_AGE_H  package lists younger than this many hours are
 #                        trusted without `apt-get update` (default 6)
@@ -31,12 +31,41 @@ readonly FUZZ_PKGS=(clang-14 libclang-rt-14-dev)
 # nix-instantiate --parse checks the NixOS module syntax.
 readonly LINT_PKGS=(nix-bin)
 
-# Hook for the aarch64 cross build (owned by whoever adds the cross build):
-# list the cross compiler and the :arm64 -dev packages here, and add
-# `dpkg --add-architecture arm64` to enable_cross_arch. Left empty on purpose
-# so that --cross fails loudly instead of pretending to work.
-cross_packages() { :; }
-enable_cross_arch() { :; }
+# The aarch64 cross build (scripts/aarch64.sh). Only the :arm64 RUNTIME
+# libraries come from apt: an :arm64 copy of a package that a list above also
+# names would make that name ambiguous to is_installed (dpkg-query reports
+# one status per architecture), and libevent-dev/libyaml-cpp-dev cannot be
+# installed for two architectures at all. scripts/aarch64.sh unpacks the
+# arm64 -dev files (.so links, .pc, CMake package) of those into a private
+# prefix instead. So never list here a package named in the groups above.
+# libcpputest-dev and libgnutls28-dev (whose gnutls.pc libmicrohttpd.pc
+# requires) are Multi-Arch: same and named nowhere else: plain :arm64 installs.
+# libc6/libstdc++6:arm64 give qemu-user the target's dynamic loader
+# (/lib/ld-linux-aarch64.so.1), so the tests run without `qemu -L` (mixing
+# the -cross sysroot's glibc with libc6:arm64 hangs at the first thread).
+# ccache serves the native and the cross build alike.
+cross_packages() {
+  printf '%s\n' g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user-static ccache \
+    libc6:arm64 libstdc++6:arm64 \
+    libmbedcrypto7:arm64 libmbedx509-1:arm64 libmbedtls14:arm64 \
+    libcurl4:arm64 libmicrohttpd12:arm64 libgnutls28-dev:arm64 \
+    libcmocka0:arm64 libcpputest-dev:arm64 \
+    libevent-2.1-7:arm64 libevent-core-2.1-7:arm64 libevent-pthreads-2.1-7:arm64 \
+    libyaml-cpp0.7:arm64
+}
+# Runs after the regular update check: a freshly added architecture has no
+# package lists yet, so it forces one update of its own, even under
+# --no-update (without arm64 lists nothing :arm64 can be installed).
+enable_cross_arch() {
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    echo "install-deps: dpkg --add-architecture arm64"
+    dpkg --add-architecture arm64
+  fi
+  if ! compgen -G '/var/lib/apt/lists/*_binary-arm64_Packages*' >/dev/null; then
+    apt_update
+    updated=1
+  fi
+}
 
 max_age_h=${NXDNS_APT_MAX_AGE_H:-6}
 do_update=1
@@ -69,10 +98,16 @@ if (( list_only )); then
   exit 0
 fi
 
+NATIVE_ARCH=$(dpkg --print-architecture)
 is_installed() {
   # Status-Status is "installed" only for fully configured packages; a
   # half-installed or config-files-only package must be (re)installed.
-  [[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" == installed ]]
+  # With arm64 enabled a name can match one package per architecture: an
+  # unqualified name means the native one (or an Architecture: all package).
+  local name=${1%%:*} want=$NATIVE_ARCH
+  [[ "$1" == *:* ]] && want=${1#*:}
+  dpkg-query -W -f='${db:Status-Status} ${Architecture}\n' "$name" 2>/dev/null |
+    grep -qE "^installed ($want|all)\$"
 }
 
 missing=()

@@ -62,7 +62,7 @@ stage_asan() {
 
 stage_fuzz() { bash "$ROOT/scripts/fuzz.sh" "${NXDNS_FUZZ_SECONDS:-20}"; }
 stage_nix() { bash "$ROOT/scripts/nix-checks.sh"; }
-stage_aarch64() { bash "$ROOT/scripts/aarch64.sh"; }
+stage_aarch64() { NXDNS_AARCH64_BUILD=$OUT/aarch64 NXDNS_JOBS=$JOBS bash "$ROOT/scripts/aarch64.sh"; }
 
 echo "nxdns test suite: stages: $STAGES"
 stage deps bash "$ROOT/scripts/install-deps.sh"
