@@ -5,14 +5,17 @@
 #include "app/sd_notify.hpp"
 #include "log/log.hpp"
 #include "nxdns/version.hpp"
+#include "web/surface.hpp"
 
 namespace nxdns::app {
 
 Daemon::Daemon(Key) {}
 
 Daemon::~Daemon() {
-  // Reverse of construction, explicitly: queries first (no replies), then the
-  // listeners that fed them, then the pool and its sessions, then the loop.
+  // Reverse of construction, explicitly: the HTTP surface (it reads
+  // everything below), queries (no replies), the listeners that fed them,
+  // the pool and its sessions, diagnostics, then the loop.
+  http_.reset();
   if (engine_) engine_->cancel_all();
   drain_poll_.reset();
   drain_deadline_.reset();
@@ -21,6 +24,7 @@ Daemon::~Daemon() {
   udp_.clear();
   engine_.reset();
   pool_.reset();
+  diag_.reset();
   sched_.reset();
   base_.reset();
 }
@@ -34,6 +38,7 @@ std::unique_ptr<Daemon> Daemon::create(const config::Config& cfg, const Transpor
     return nullptr;
   }
   d->sched_ = std::make_unique<loop::LoopScheduler>(d->base_.get());
+  d->started_at_ = d->sched_->now();
 
   std::vector<upstream::EntrySpec> entries;
   for (std::size_t i = 0; i < cfg.upstreams.size(); ++i) {
@@ -51,8 +56,12 @@ std::unique_ptr<Daemon> Daemon::create(const config::Config& cfg, const Transpor
     *why = "no enabled upstream";
     return nullptr;
   }
+  d->diag_ = std::make_unique<diag::Diagnostics>(*d->sched_);
   upstream::PoolOptions po;
   po.attempt_budget = cfg.budgets.attempt;
+  // Failure runs become episodes (one warn when one opens, one info when it
+  // closes). The diagnostics object outlives the pool (member order).
+  po.on_attempt = [diag = d->diag_.get()](const upstream::AttemptReport& r) { diag->on_attempt(r); };
   d->pool_ = std::make_unique<upstream::Pool>(*d->sched_, std::move(entries), std::move(po));
   d->engine_ = std::make_unique<query::Engine>(*d->sched_, *d->pool_, query::EngineOptions{cfg.budgets.total});
 
@@ -72,6 +81,26 @@ std::unique_ptr<Daemon> Daemon::create(const config::Config& cfg, const Transpor
     d->tcp_.push_back(std::move(t));
   }
 
+  if (cfg.http.enabled) {
+    web::Sources src;
+    src.pool = d->pool_.get();
+    src.engine = d->engine_.get();
+    src.listeners = &d->listener_state_;
+    src.diagnostics = d->diag_.get();
+    src.sched = d->sched_.get();
+    src.started_at = d->started_at_;
+    src.udp = d->udp_endpoints();
+    src.tcp = d->tcp_endpoints();
+    web::HttpServerOptions ho;
+    ho.listen = cfg.http.listen;
+    std::string err;
+    d->http_ = web::HttpServer::start(d->base_.get(), ho, web::daemon_routes(std::move(src)), &err);
+    if (!d->http_) {
+      *why = err;
+      return nullptr;
+    }
+  }
+
   for (int sig : {SIGTERM, SIGINT}) {
     loop::EventPtr ev(evsignal_new(
         d->base_.get(), sig,
@@ -87,7 +116,6 @@ std::unique_ptr<Daemon> Daemon::create(const config::Config& cfg, const Transpor
   }
   // A client that vanishes mid-write must not kill the daemon.
   std::signal(SIGPIPE, SIG_IGN);
-  d->started_at_ = d->sched_->now();
   return d;
 }
 
@@ -106,7 +134,8 @@ std::vector<net::Endpoint> Daemon::tcp_endpoints() const {
 int Daemon::run() {
   std::string where;
   for (auto& l : udp_) where += (where.empty() ? "" : ", ") + l->local().to_string();
-  log::info("nxdns ", nxdns::version, " serving on ", where, " with ", pool_->entry_count(), " upstream(s)");
+  log::info("nxdns ", nxdns::version, " serving on ", where, " with ", pool_->entry_count(), " upstream(s)",
+            http_ ? log::cat("; http on ", http_->local().to_string()) : std::string());
   sd_notify("READY=1");
   event_base_dispatch(base_.get());
   return 0;

@@ -1,7 +1,9 @@
 #pragma once
 // The composition root: one event loop, the pool built from the config
 // (slots_per_entry per enabled upstream, in priority order), the query
-// engine, a UDP and a TCP listener per configured address, signals.
+// engine, a UDP and a TCP listener per configured address, diagnostics fed
+// by the pool's attempt reports, the HTTP surface (/metrics, /api/...) when
+// http.enabled, signals.
 //
 // create() either returns a daemon with every listener bound and every
 // transport built, or nothing at all: a bad config or a busy port never
@@ -12,6 +14,7 @@
 
 #include "app/transport_factory.hpp"
 #include "config/config.hpp"
+#include "diag/diagnostics.hpp"
 #include "loop/event_handles.hpp"
 #include "loop/loop_scheduler.hpp"
 #include "query/engine.hpp"
@@ -19,6 +22,7 @@
 #include "server/tcp_listener.hpp"
 #include "server/udp_listener.hpp"
 #include "upstream/pool.hpp"
+#include "web/http_server.hpp"
 
 namespace nxdns::app {
 
@@ -44,6 +48,9 @@ class Daemon {
   upstream::Pool& pool() { return *pool_; }
   query::Engine& engine() { return *engine_; }
   const server::ListenerState& listener_state() const { return listener_state_; }
+  const diag::Diagnostics& diagnostics() const { return *diag_; }
+  // nullptr when http.enabled is false.
+  const web::HttpServer* http() const { return http_.get(); }
   std::vector<net::Endpoint> udp_endpoints() const;
   std::vector<net::Endpoint> tcp_endpoints() const;
   loop::TimePoint started_at() const { return started_at_; }
@@ -56,11 +63,15 @@ class Daemon {
   config::Config cfg_;
   loop::EventBasePtr base_;
   std::unique_ptr<loop::LoopScheduler> sched_;
+  // Before the pool: the pool reports every attempt to it.
+  std::unique_ptr<diag::Diagnostics> diag_;
   std::unique_ptr<upstream::Pool> pool_;
   std::unique_ptr<query::Engine> engine_;
   server::ListenerState listener_state_;
   std::vector<std::unique_ptr<server::UdpListener>> udp_;
   std::vector<std::unique_ptr<server::TcpListener>> tcp_;
+  // Reads the pool, engine, listeners and diagnostics: torn down first.
+  std::unique_ptr<web::HttpServer> http_;
   std::vector<loop::EventPtr> signals_;
   std::unique_ptr<loop::Timer> drain_deadline_;
   std::unique_ptr<loop::Timer> drain_poll_;

@@ -1,0 +1,94 @@
+#pragma once
+// A small HTTP server on libmicrohttpd, driven by the daemon's libevent loop
+// (no MHD threads): MHD runs in epoll mode, its epoll descriptor is a
+// persistent libevent read event, and MHD_run is called when that descriptor
+// turns readable and when MHD's own timeout expires (a timer re-armed from
+// MHD_get_timeout after every run, as MHD's external-polling contract
+// requires). Handlers therefore run on the loop thread and read live state
+// without locks.
+//
+// Everything is non-blocking: a client that stalls mid-request only holds
+// its own connection, which the connection timeout reclaims; the connection
+// limit bounds how many such clients can exist. DNS on the same loop is
+// never delayed by HTTP beyond the time to render one response.
+//
+// Only GET and HEAD exist (HEAD: same headers, no body, MHD strips it).
+// Unknown paths get 404; other methods 405 with an Allow header.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "loop/event_handles.hpp"
+#include "net/endpoint.hpp"
+
+struct MHD_Daemon;
+struct MHD_Connection;
+
+namespace nxdns::web {
+
+struct Response {
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+// Runs on the loop for every GET/HEAD of its path. Must not block.
+using Handler = std::function<Response()>;
+using Routes = std::map<std::string, Handler>;
+
+struct HttpServerOptions {
+  net::Endpoint listen;
+  // Concurrent HTTP connections. A scraper needs one; a browser a few.
+  unsigned connection_limit = 16;
+  // Idle seconds before MHD drops a connection (also a half-sent request).
+  unsigned connection_timeout_seconds = 5;
+};
+
+class HttpServer {
+  struct Key {};
+
+ public:
+  // nullptr and a one-line reason when MHD cannot start (address in use,
+  // no such address, ...).
+  static std::unique_ptr<HttpServer> start(event_base* base, const HttpServerOptions& opts, Routes routes,
+                                           std::string* why);
+  HttpServer(Key, Routes routes);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // The bound address (the real port when the configured one was 0).
+  const net::Endpoint& local() const { return local_; }
+  std::uint64_t requests() const { return requests_; }
+  unsigned current_connections() const;
+
+ private:
+  struct MhdDeleter {
+    void operator()(MHD_Daemon* d) const noexcept;
+  };
+
+  // The C callbacks (http_server.cpp) reach the members below.
+  friend struct HttpServerCallbacks;
+
+  bool respond(MHD_Connection* c, const char* url, const char* method) noexcept;
+  void run_and_rearm() noexcept;
+  void rearm() noexcept;
+
+  Routes routes_;
+  net::Endpoint local_;
+  bool starting_ = true;
+  std::string start_error_;
+  std::uint64_t requests_ = 0;
+  // Declared first among the handles so it is destroyed last: the events
+  // below watch MHD's epoll descriptor, which MHD_stop_daemon closes.
+  std::unique_ptr<MHD_Daemon, MhdDeleter> mhd_;
+  loop::EventPtr ready_ev_;
+  loop::EventPtr timer_ev_;
+};
+
+}  // namespace nxdns::web

@@ -1,0 +1,320 @@
+#include "web/metrics.hpp"
+
+#include <curl/curl.h>
+#include <event2/event.h>
+#include <mbedtls/version.h>
+#include <microhttpd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "nxdns/version.hpp"
+#include "web/json.hpp"
+
+namespace nxdns::web {
+
+namespace {
+
+using upstream::Cause;
+using upstream::EntrySnapshot;
+using upstream::HealthState;
+
+constexpr const char* rcode_names[16] = {"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP",  "REFUSED",
+                                         "YXDOMAIN", "YXRRSET", "NXRRSET",  "NOTAUTH",  "NOTZONE", "DSOTYPENI",
+                                         "RCODE12",  "RCODE13", "RCODE14",  "RCODE15"};
+// Rcodes rendered even at zero, so rate() and absent() work from the first
+// scrape; the rest appear once they happen.
+constexpr unsigned always_rcodes = 6;  // NOERROR .. REFUSED
+
+constexpr const char* protocols[2] = {"udp", "tcp"};
+
+std::string help_escape(std::string_view s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '\\') o += "\\\\";
+    else if (c == '\n') o += "\\n";
+    else o.push_back(c);
+  }
+  return o;
+}
+
+// One exposition document. Families are written whole (HELP, TYPE, every
+// sample) before the next begins: the format forbids interleaving.
+class Doc {
+ public:
+  void family(std::string_view name, std::string_view type, std::string_view help) {
+    out_ += "# HELP ";
+    out_ += name;
+    out_ += ' ';
+    out_ += help_escape(help);
+    out_ += "\n# TYPE ";
+    out_ += name;
+    out_ += ' ';
+    out_ += type;
+    out_ += '\n';
+  }
+  void sample(std::string_view name, const std::string& labels, const std::string& value) {
+    out_ += name;
+    if (!labels.empty()) {
+      out_ += '{';
+      out_ += labels;
+      out_ += '}';
+    }
+    out_ += ' ';
+    out_ += value;
+    out_ += '\n';
+  }
+  void sample(std::string_view name, const std::string& labels, std::uint64_t v) {
+    sample(name, labels, std::to_string(v));
+  }
+  void sample_d(std::string_view name, const std::string& labels, double v) { sample(name, labels, format_sample(v)); }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+std::string label(std::string_view k, std::string_view v) {
+  std::string s(k);
+  s += "=\"";
+  s += escape_label_value(v);
+  s += '"';
+  return s;
+}
+
+std::string join(const std::string& a, const std::string& b) { return a.empty() ? b : b.empty() ? a : a + "," + b; }
+
+std::string upstream_labels(const EntrySnapshot& s) {
+  return label("upstream", std::to_string(s.index)) + "," + label("url", s.label);
+}
+
+// Per-upstream family with one sample per upstream.
+template <class F>
+void per_upstream(Doc& d, const std::vector<const EntrySnapshot*>& ups, const char* name, const char* type,
+                  const char* help, F value) {
+  d.family(name, type, help);
+  for (const auto* s : ups) d.sample(name, upstream_labels(*s), value(*s));
+}
+
+void render_upstreams(Doc& d, const std::vector<const EntrySnapshot*>& ups) {
+  d.family("nxdns_upstream_info", "gauge",
+           "Configured upstream: transport kind and priority (lower is preferred). Always 1.");
+  for (const auto* s : ups) {
+    d.sample("nxdns_upstream_info",
+             join(upstream_labels(*s), label("kind", s->kind) + "," + label("priority", std::to_string(s->priority))),
+             std::string("1"));
+  }
+  per_upstream(d, ups, "nxdns_upstream_in_flight", "gauge",
+               "Exchanges running against this upstream now (at most nxdns_upstream_max_in_flight).",
+               [](const EntrySnapshot& s) { return std::to_string(s.in_flight); });
+  per_upstream(d, ups, "nxdns_upstream_max_in_flight", "gauge",
+               "Compiled cap on concurrent exchanges per upstream; callers beyond it queue.",
+               [](const EntrySnapshot&) { return std::to_string(upstream::max_in_flight_per_entry); });
+  per_upstream(d, ups, "nxdns_upstream_slots", "gauge",
+               "Compiled connection slots per upstream (DoT: TLS sessions; DoH: connection allowance).",
+               [](const EntrySnapshot& s) { return std::to_string(s.slots); });
+  per_upstream(d, ups, "nxdns_upstream_queue_depth", "gauge",
+               "Callers waiting in this upstream's FIFO for capacity right now (exact).",
+               [](const EntrySnapshot& s) { return std::to_string(s.queue_depth); });
+  per_upstream(d, ups, "nxdns_upstream_queued_total", "counter",
+               "Callers that waited in this upstream's queue, counted when they left it (by acquiring capacity "
+               "or by being cancelled, e.g. the total budget ran out while queued).",
+               [](const EntrySnapshot& s) { return std::to_string(s.queued_total); });
+  per_upstream(d, ups, "nxdns_upstream_queued_seconds_total", "counter",
+               "Total seconds callers spent in this upstream's queue, added when they left it.",
+               [](const EntrySnapshot& s) { return format_sample(s.queued_seconds_total); });
+  per_upstream(d, ups, "nxdns_upstream_open_sessions", "gauge",
+               "Open connections to this upstream (DoT: established TLS sessions).",
+               [](const EntrySnapshot& s) { return std::to_string(s.transport.open_sessions); });
+  per_upstream(d, ups, "nxdns_upstream_connections_total", "counter",
+               "New connections to this upstream that completed their handshake.",
+               [](const EntrySnapshot& s) { return std::to_string(s.transport.connections_new); });
+
+  d.family("nxdns_upstream_exchanges_total", "counter",
+           "Exchanges by the connection they ran on: new (dialed for them) or reused (already open).");
+  for (const auto* s : ups) {
+    d.sample("nxdns_upstream_exchanges_total", join(upstream_labels(*s), label("session", "new")),
+             s->transport.exchanges_new);
+    d.sample("nxdns_upstream_exchanges_total", join(upstream_labels(*s), label("session", "reused")),
+             s->transport.exchanges_reused);
+  }
+  per_upstream(d, ups, "nxdns_upstream_redials_total", "counter",
+               "One-redial attempts after a reused connection died before any byte of the answer arrived.",
+               [](const EntrySnapshot& s) { return std::to_string(s.transport.redials); });
+  per_upstream(d, ups, "nxdns_upstream_reuse_recoveries_total", "counter",
+               "Stale reused connections recovered by their one redial (normal churn, not a failure).",
+               [](const EntrySnapshot& s) { return std::to_string(s.transport.reuse_recoveries); });
+
+  d.family("nxdns_upstream_tls_info", "gauge",
+           "TLS version of the newest connection to this upstream (version=\"none\" before the first). Always 1.");
+  for (const auto* s : ups) {
+    d.sample("nxdns_upstream_tls_info",
+             join(upstream_labels(*s), label("version", s->transport.tls_version.empty() ? "none"
+                                                                                          : s->transport.tls_version)),
+             std::string("1"));
+  }
+
+  d.family("nxdns_upstream_health", "gauge",
+           "Health state of this upstream: 1 for the current state, 0 for the others.");
+  for (const auto* s : ups) {
+    for (auto st : {HealthState::healthy, HealthState::failing, HealthState::backoff}) {
+      d.sample("nxdns_upstream_health", join(upstream_labels(*s), label("state", upstream::describe(st))),
+               std::string(s->health == st ? "1" : "0"));
+    }
+  }
+  per_upstream(d, ups, "nxdns_upstream_backoff_seconds", "gauge",
+               "Seconds until this upstream's backoff ends (0 when not in backoff).", [](const EntrySnapshot& s) {
+                 const double v = std::chrono::duration<double>(s.backoff_remaining).count();
+                 return format_sample(v > 0 ? v : 0.0);
+               });
+  per_upstream(d, ups, "nxdns_upstream_consecutive_failures", "gauge",
+               "Failed attempts in a row against this upstream (0 after a success).",
+               [](const EntrySnapshot& s) { return std::to_string(s.consecutive_failures); });
+  per_upstream(d, ups, "nxdns_upstream_backoffs_total", "counter", "Times this upstream was put into backoff.",
+               [](const EntrySnapshot& s) { return std::to_string(s.backoffs_total); });
+
+  d.family("nxdns_upstream_attempts_total", "counter",
+           "Finished attempts against this upstream by outcome (ok, or the failure cause).");
+  for (const auto* s : ups) {
+    for (std::size_t c = 0; c < upstream::cause_count; ++c) {
+      d.sample("nxdns_upstream_attempts_total",
+               join(upstream_labels(*s), label("outcome", upstream::describe(static_cast<Cause>(c)))),
+               s->outcomes[c]);
+    }
+  }
+
+  d.family("nxdns_upstream_latency_seconds", "histogram",
+           "Duration of successful attempts against this upstream (dial included when one was needed).");
+  for (const auto* s : ups) {
+    const auto& h = s->latency;
+    const std::string base = upstream_labels(*s);
+    std::uint64_t cum = 0;
+    for (std::size_t i = 0; i < upstream::LatencyHistogram::bounds.size(); ++i) {
+      cum += h.bucket(i);
+      d.sample("nxdns_upstream_latency_seconds_bucket",
+               join(base, label("le", format_sample(upstream::LatencyHistogram::bounds[i]))), cum);
+    }
+    cum += h.bucket(upstream::LatencyHistogram::bounds.size());
+    d.sample("nxdns_upstream_latency_seconds_bucket", join(base, label("le", "+Inf")), cum);
+    d.sample_d("nxdns_upstream_latency_seconds_sum", base, h.sum_seconds());
+    d.sample("nxdns_upstream_latency_seconds_count", base, h.count());
+  }
+}
+
+void render_listeners(Doc& d, const MetricsInput& in) {
+  const auto& q = in.queries;
+  d.family("nxdns_queries_total", "counter", "Replies sent to clients by transport protocol and response code.");
+  for (std::size_t p = 0; p < 2; ++p) {
+    for (unsigned rc = 0; rc < 16; ++rc) {
+      const std::uint64_t v = q.replies_by_rcode[p][rc];
+      if (rc >= always_rcodes && v == 0) continue;
+      d.sample("nxdns_queries_total", join(label("protocol", protocols[p]), label("rcode", rcode_names[rc])), v);
+    }
+  }
+  d.family("nxdns_queries_in_flight", "gauge", "Client queries admitted and not yet answered.");
+  d.sample("nxdns_queries_in_flight", "", static_cast<std::uint64_t>(in.queries_in_flight));
+
+  d.family("nxdns_query_failures_total", "counter",
+           "Client queries answered SERVFAIL, by reason: budget_exhausted (the total budget ran out, queue "
+           "included), upstream_failed (every attempt failed), bad_upstream_answer (it did not match the question).");
+  d.sample("nxdns_query_failures_total", label("reason", "budget_exhausted"), q.budget_exhausted);
+  d.sample("nxdns_query_failures_total", label("reason", "upstream_failed"), q.upstream_failed);
+  d.sample("nxdns_query_failures_total", label("reason", "bad_upstream_answer"), q.bad_upstream_answer);
+
+  d.family("nxdns_queries_abandoned_total", "counter", "Client queries whose client went away before the answer.");
+  d.sample("nxdns_queries_abandoned_total", "", q.abandoned);
+
+  d.family("nxdns_queries_malformed_total", "counter",
+           "Client packets that did not parse as a query: answered FORMERR when the header was readable, else "
+           "dropped.");
+  for (std::size_t p = 0; p < 2; ++p) {
+    d.sample("nxdns_queries_malformed_total", join(label("protocol", protocols[p]), label("action", "formerr")),
+             q.formerr_unparseable[p]);
+    d.sample("nxdns_queries_malformed_total", join(label("protocol", protocols[p]), label("action", "dropped")),
+             q.dropped_unreadable[p]);
+  }
+
+  const auto& ls = in.listeners;
+  d.family("nxdns_rejections_total", "counter",
+           "Listener-side rejections and losses by reason (caps, hostile or stalled TCP clients, socket errors).");
+  for (std::size_t r = 0; r < server::rejection_count; ++r) {
+    d.sample("nxdns_rejections_total", label("reason", server::describe(static_cast<server::Rejection>(r))),
+             ls.rejections[r]);
+  }
+  d.family("nxdns_tcp_connections", "gauge", "Open client TCP connections by address family (cap 64 per family).");
+  d.sample("nxdns_tcp_connections", label("family", "ipv4"), static_cast<std::uint64_t>(ls.v4.tcp_connections));
+  d.sample("nxdns_tcp_connections", label("family", "ipv6"), static_cast<std::uint64_t>(ls.v6.tcp_connections));
+  d.family("nxdns_udp_in_flight", "gauge", "Client UDP queries being worked on by address family (cap 64 per family).");
+  d.sample("nxdns_udp_in_flight", label("family", "ipv4"), static_cast<std::uint64_t>(ls.v4.udp_in_flight));
+  d.sample("nxdns_udp_in_flight", label("family", "ipv6"), static_cast<std::uint64_t>(ls.v6.udp_in_flight));
+  d.family("nxdns_tcp_accepted_total", "counter", "Client TCP connections accepted.");
+  d.sample("nxdns_tcp_accepted_total", "", ls.tcp_accepted);
+}
+
+void render_process(Doc& d, const MetricsInput& in) {
+  d.family("nxdns_diagnostics_episodes_total", "counter",
+           "Diagnostics episodes opened (a run of failed attempts against one upstream).");
+  d.sample("nxdns_diagnostics_episodes_total", "", in.episodes_opened_total);
+  d.family("nxdns_diagnostics_open_episodes", "gauge", "Diagnostics episodes still open (upstreams failing now).");
+  d.sample("nxdns_diagnostics_open_episodes", "", static_cast<std::uint64_t>(in.episodes_open));
+
+  const auto& b = in.build;
+  d.family("nxdns_build_info", "gauge", "Version of nxdns and of the libraries it runs with. Always 1.");
+  d.sample("nxdns_build_info",
+           join(join(join(label("version", b.version), label("mbedtls", b.mbedtls)),
+                     join(label("curl", b.curl), label("libevent", b.libevent))),
+                label("microhttpd", b.microhttpd)),
+           std::string("1"));
+  d.family("nxdns_uptime_seconds", "gauge", "Seconds since the daemon started serving.");
+  d.sample_d("nxdns_uptime_seconds", "", in.uptime_seconds);
+}
+
+}  // namespace
+
+std::string escape_label_value(std::string_view v) {
+  std::string o;
+  o.reserve(v.size());
+  for (char c : v) {
+    if (c == '\\') o += "\\\\";
+    else if (c == '"') o += "\\\"";
+    else if (c == '\n') o += "\\n";
+    else o.push_back(c);
+  }
+  return o;
+}
+
+std::string format_sample(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  return format_double(v);
+}
+
+const char* rcode_name(unsigned rcode) { return rcode < 16 ? rcode_names[rcode] : "UNKNOWN"; }
+
+BuildInfo build_info() {
+  BuildInfo b;
+  b.version = nxdns::version;
+  char mbed[32] = {};
+  mbedtls_version_get_string(mbed);
+  b.mbedtls = mbed;
+  const curl_version_info_data* cv = curl_version_info(CURLVERSION_NOW);
+  b.curl = cv && cv->version ? cv->version : "";
+  b.libevent = event_get_version();
+  b.microhttpd = MHD_get_version();
+  return b;
+}
+
+std::string render_metrics(const MetricsInput& in) {
+  std::vector<const EntrySnapshot*> ups;
+  ups.reserve(in.upstreams.size());
+  for (const auto& s : in.upstreams) ups.push_back(&s);
+  std::stable_sort(ups.begin(), ups.end(), [](const EntrySnapshot* a, const EntrySnapshot* b) { return a->index < b->index; });
+  Doc d;
+  render_upstreams(d, ups);
+  render_listeners(d, in);
+  render_process(d, in);
+  return d.take();
+}
+
+}  // namespace nxdns::web

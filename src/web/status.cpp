@@ -1,0 +1,145 @@
+#include "web/status.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "web/json.hpp"
+
+namespace nxdns::web {
+
+namespace {
+
+double seconds(loop::Duration d) { return std::chrono::duration<double>(d).count(); }
+
+// Milliseconds resolution is plenty for humans and keeps documents short.
+double round_ms(double s) { return static_cast<double>(static_cast<long long>(s * 1000.0 + (s >= 0 ? 0.5 : -0.5))) / 1000.0; }
+
+void family_counts(JsonWriter& w, const server::ListenerState& ls, bool tcp) {
+  w.begin_object();
+  w.key("ipv4").value(tcp ? ls.v4.tcp_connections : ls.v4.udp_in_flight);
+  w.key("ipv6").value(tcp ? ls.v6.tcp_connections : ls.v6.udp_in_flight);
+  w.end_object();
+}
+
+}  // namespace
+
+const char* describe(Status s) {
+  switch (s) {
+    case Status::ok: return "ok";
+    case Status::degraded: return "degraded";
+    case Status::down: return "down";
+  }
+  return "down";
+}
+
+Status overall_status(const std::vector<upstream::EntrySnapshot>& ups) {
+  using upstream::HealthState;
+  if (ups.empty()) return Status::down;
+  bool any_healthy = false, all_backoff = true;
+  for (const auto& s : ups) {
+    any_healthy = any_healthy || s.health == HealthState::healthy;
+    all_backoff = all_backoff && s.health == HealthState::backoff;
+  }
+  if (any_healthy) return Status::ok;
+  return all_backoff ? Status::down : Status::degraded;
+}
+
+int http_status_for(Status s) { return s == Status::down ? 503 : 200; }
+
+std::string render_health(const HealthInput& in) {
+  std::vector<const upstream::EntrySnapshot*> ups;
+  for (const auto& s : in.upstreams) ups.push_back(&s);
+  std::stable_sort(ups.begin(), ups.end(), [](auto* a, auto* b) { return a->index < b->index; });
+
+  JsonWriter w;
+  w.begin_object();
+  w.key("status").value(describe(overall_status(in.upstreams)));
+  w.key("version").value(in.version);
+  w.key("uptime_seconds").value(round_ms(in.uptime_seconds));
+  w.key("upstreams").begin_array();
+  for (const auto* s : ups) {
+    w.begin_object();
+    w.key("upstream").value(static_cast<std::uint64_t>(s->index));
+    w.key("url").value(s->label);
+    w.key("kind").value(s->kind);
+    w.key("priority").value(s->priority);
+    w.key("state").value(upstream::describe(s->health));
+    w.key("consecutive_failures").value(s->consecutive_failures);
+    w.key("backoff_until_seconds");
+    if (s->health == upstream::HealthState::backoff) {
+      w.value(round_ms(std::max(0.0, seconds(s->backoff_remaining))));
+    } else {
+      w.null();
+    }
+    w.key("in_flight").value(s->in_flight);
+    w.key("queue_depth").value(s->queue_depth);
+    w.key("open_sessions").value(s->transport.open_sessions);
+    w.key("tls_version");
+    if (s->transport.tls_version.empty()) {
+      w.null();
+    } else {
+      w.value(s->transport.tls_version);
+    }
+    w.end_object();
+  }
+  w.end_array();
+
+  w.key("listeners").begin_object();
+  w.key("udp").begin_array();
+  for (const auto& e : in.udp) w.value(e.to_string());
+  w.end_array();
+  w.key("tcp").begin_array();
+  for (const auto& e : in.tcp) w.value(e.to_string());
+  w.end_array();
+  w.key("queries_in_flight").value(static_cast<std::uint64_t>(in.queries_in_flight));
+  w.key("udp_in_flight");
+  family_counts(w, in.listeners, false);
+  w.key("udp_in_flight_cap").value(server::udp_in_flight_cap);
+  w.key("tcp_connections");
+  family_counts(w, in.listeners, true);
+  w.key("tcp_connection_cap").value(server::tcp_connection_cap);
+  w.end_object();
+
+  w.key("open_episodes").value(static_cast<std::uint64_t>(in.open_episodes));
+  w.end_object();
+  return w.take();
+}
+
+std::string render_diagnostics(const std::vector<diag::Episode>& episodes, std::size_t capacity, loop::TimePoint now) {
+  JsonWriter w;
+  w.begin_object();
+  w.key("capacity").value(static_cast<std::uint64_t>(capacity));
+  w.key("episodes").begin_array();
+  for (const auto& e : episodes) {
+    w.begin_object();
+    w.key("id").value(e.id);
+    w.key("upstream").value(static_cast<std::uint64_t>(e.upstream));
+    w.key("url").value(e.url);
+    w.key("open").value(e.open);
+    w.key("started_at").value(diag::format_utc(e.started_wall));
+    w.key("started_seconds_ago").value(round_ms(seconds(now - e.started)));
+    w.key("ended_at");
+    if (e.open) {
+      w.null();
+    } else {
+      w.value(diag::format_utc(e.ended_wall));
+    }
+    w.key("duration_seconds").value(round_ms(seconds((e.open ? now : e.ended) - e.started)));
+    w.key("failures").value(e.failures);
+    w.key("first_cause").value(upstream::describe(e.first_cause));
+    w.key("first_detail").value(e.first_detail);
+    w.key("last_cause").value(upstream::describe(e.last_cause));
+    w.key("last_detail").value(e.last_detail);
+    w.key("causes").begin_object();
+    for (std::size_t c = 0; c < e.by_cause.size(); ++c) {
+      if (e.by_cause[c] != 0) w.key(upstream::describe(static_cast<upstream::Cause>(c))).value(e.by_cause[c]);
+    }
+    w.end_object();
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  return w.take();
+}
+
+}  // namespace nxdns::web
