@@ -199,8 +199,20 @@ int demo_command(const Parsed& p) {
     std::printf("\nmetrics excerpt (GET /metrics):\n");
     std::istringstream in(metrics->body);
     std::string line;
+    // The series that tell the field defect's story: concurrency, the queue,
+    // and session reuse.
+    static const char* shown[] = {"nxdns_upstream_slots{",          "nxdns_upstream_in_flight{",
+                                  "nxdns_upstream_queue_depth{",    "nxdns_upstream_queued_total{",
+                                  "nxdns_upstream_queued_seconds_total{", "nxdns_upstream_open_sessions{",
+                                  "nxdns_upstream_connections_total{",    "nxdns_upstream_exchanges_total{",
+                                  "nxdns_upstream_reuse_recoveries_total{", "nxdns_upstream_tls_info{"};
     while (std::getline(in, line)) {
-      if (line.rfind("nxdns_upstream_", 0) == 0 && line.find("_bucket") == std::string::npos) std::printf("  %s\n", line.c_str());
+      for (const char* prefix : shown) {
+        if (line.rfind(prefix, 0) == 0) {
+          std::printf("  %s\n", line.c_str());
+          break;
+        }
+      }
     }
   } else {
     std::printf("\nmetrics excerpt: /metrics did not answer on 127.0.0.1:%u\n", *hport);
