@@ -111,6 +111,11 @@ Bytes strip_padding(ByteView response) {
   wire::store16(std::span<std::uint8_t>(out), opt.rdlength_at, static_cast<std::uint16_t>(kept.size()));
   out.insert(out.end(), kept.begin(), kept.end());
   out.insert(out.end(), response.begin() + static_cast<std::ptrdiff_t>(opt.end), response.end());
+  // A label in an earlier record may span into the OPT's rdata (a crafted
+  // but parseable message: the fuzzer found one); removing bytes there
+  // changes what that name reads and can leave the message malformed. Never
+  // hand a client something that no longer parses: keep the original.
+  if (wire::scan(out).error != ParseError::none) return unchanged();
   return out;
 }
 
