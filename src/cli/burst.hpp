@@ -27,7 +27,7 @@ struct QueryTiming {
 };
 
 struct BurstReport {
-  double single_ms = 0;    // one warm query on its own
+  double single_ms = 0;    // a warm query on its own (median of three sequential ones)
   int single_rcode = -1;
   std::vector<QueryTiming> queries;
   double wall_ms = 0;      // burst start to last answer (or timeout)

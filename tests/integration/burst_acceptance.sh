@@ -5,7 +5,8 @@
 #   concurrent upstream: zero SERVFAIL/timeouts, cold ratio <= 4.5, warm <= 1.5,
 #                        staircase <= 0.2
 #   one-at-a-time upstream (answers a connection's queries serially, 10 ms
-#   each): zero SERVFAIL/timeouts, ratio <= 4.5, staircase <= 0.3
+#   each): zero SERVFAIL/timeouts, staircase <= 0.3, warm ratio <= 4.5, cold
+#   ratio <= 5.0 (its per-session line comes on top of the cold floor)
 # On a TLS 1.2-only library the cold limits are one round trip higher (below).
 # Ratios are burst wall time / a warm single query, measured in the same run.
 # Under emulation (NXDNS_EMULATED=1) only the no-SERVFAIL/no-timeout part is
@@ -63,5 +64,9 @@ scenario() {  # scenario NAME COLD_RATIO COLD_STAIR WARM_RATIO WARM_STAIR [fixtu
 }
 
 scenario concurrent 4.5 0.2 1.5 0.2
-scenario serial 4.5 0.3 4.5 0.3 --serial --response-delay-ms 10
+# A serial upstream's cold burst also waits for each session's line (30 names
+# over 5 sessions x 10 ms) on top of the cold floor: +0.5 there. Its warm
+# burst keeps the limits and is the discriminating check (without
+# spreading it would be (40 + 30 x 10) / 50 = 6.8).
+scenario serial 5.0 0.3 4.5 0.3 --serial --response-delay-ms 10
 echo "burst_acceptance: all passed"
