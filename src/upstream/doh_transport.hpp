@@ -1,0 +1,156 @@
+#pragma once
+// DNS-over-HTTPS to one upstream (RFC 8484) on the process's shared libcurl
+// multi handle: one easy handle per exchange, HTTP/2 streams multiplexed on
+// one connection where the server speaks it, HTTP/1.1 over up to
+// slots_per_entry parallel connections where it does not.
+//
+// Wire rules:
+// - POST of application/dns-message by default; GET with ?dns=<base64url,
+//   no padding> when the upstream's method is "get" (RFC 8484 §4.1).
+//   Accept: application/dns-message either way.
+// - DNS ID 0 on the wire (§4.1: cache friendly; HTTP matches the answer to
+//   the request), the client's ID restored in the reply. Queries padded to
+//   a multiple of 128 octets (RFC 8467 §4.1), as for DoT; no
+//   edns-tcp-keepalive (connection lifetime is HTTP's business).
+// - An answer is accepted only with a 2xx status, Content-Type
+//   application/dns-message, at most 65535 octets (the transfer is cut as
+//   soon as it grows past that, or when Content-Length announces more),
+//   and a DNS response matching the question (dns::validate_response).
+//
+// Identity and addressing: the URL given to curl is
+// https://TLS_NAME:PORT/PATH, and a permanent CURLOPT_RESOLVE entry pins
+// TLS_NAME:PORT to the configured address. So curl never asks DNS (which
+// may be this daemon), the certificate is verified against tls_name (SNI
+// and Host / :authority carry it too), and an https://IP/... upstream with a
+// tls_name works like any other. Verification is always on: the configured
+// ca_file, else the system bundle; no switch turns it off.
+//
+// Failure mapping: non-2xx -> http_status ("HTTP 503"), wrong media type ->
+// bad_content_type, oversized -> response_too_large, invalid DNS ->
+// bad_response, libcurl errors -> cause_of_curl_error (connect_failed,
+// certificate, handshake_failed, connection_reset, eof, ...). A dead or
+// half-closed pooled connection is curl's to detect and replace at reuse;
+// other exchanges in flight on other streams are untouched. curl retries a
+// request that died on a reused connection before any response byte by
+// itself, so this transport never redials (redials and reuse_recoveries
+// stay 0).
+//
+// Stats: open_sessions = TCP connections to this host that are open now
+// (counted exactly at socket open/close, idle ones in curl's pool included);
+// connections_new = sum of CURLINFO_NUM_CONNECTS over finished exchanges
+// (connections that carried a request); exchanges_new/_reused split by
+// whether curl had to connect for the exchange; tls_version from the TLS
+// session under the newest exchange.
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "loop/scheduler.hpp"
+#include "net/endpoint.hpp"
+#include "upstream/curl_handles.hpp"
+#include "upstream/curl_multi.hpp"
+#include "upstream/transport.hpp"
+
+namespace nxdns::upstream {
+
+struct DohTransportOptions {
+  net::Endpoint address;  // IP and port to connect to (never resolved)
+  std::string tls_name;   // certificate name, SNI and HTTP authority
+  std::string path = "/dns-query";
+  std::optional<std::string> ca_file;  // PEM bundle; the system bundle when unset
+  std::string label;      // redacted URL, for logs
+  bool use_get = false;   // config `method: get`
+  // TCP connect + TLS handshake of a new connection.
+  std::chrono::milliseconds dial_timeout{5000};
+  // A backstop only: the pool's attempt budget cancels long before.
+  std::chrono::milliseconds transfer_timeout{30000};
+};
+
+class DohTransport final : public Transport {
+  struct Key {
+    explicit Key() = default;
+  };
+
+ public:
+  // Returns nullptr and a one-line reason (naming the upstream) when the
+  // trust anchors cannot be read. When `multi` already pins this
+  // tls_name:port to another address, the transport gets a multi of its own
+  // on the same event base.
+  static std::unique_ptr<DohTransport> create(std::shared_ptr<CurlMulti> multi, loop::Scheduler& sched,
+                                              const DohTransportOptions& opts, std::string* error);
+
+  DohTransport(Key, std::shared_ptr<CurlMulti> multi, CurlMulti::Host& host, loop::Scheduler& sched,
+               const DohTransportOptions& opts, std::string ca_file);
+  // Abandons every exchange (no completion runs) and releases its handles.
+  ~DohTransport() override;
+  DohTransport(const DohTransport&) = delete;
+  DohTransport& operator=(const DohTransport&) = delete;
+
+  ExchangeId start(dns::ByteView query, Completion done) override;
+  void cancel(ExchangeId id) override;
+  // Outstanding exchanges complete with Cause::cancelled; their streams (or
+  // HTTP/1.1 connections) are dropped. Idle pooled connections belong to the
+  // shared multi and close when it goes (daemon teardown).
+  void close_all() override;
+  TransportStats stats() const override;
+  const char* kind() const override { return "doh"; }
+
+  // Introspection for tests and /api/health.
+  std::size_t live_exchanges() const { return live_.size(); }
+  // "HTTP/2", "HTTP/1.1": the protocol of the newest finished exchange.
+  const std::string& http_version() const { return http_version_; }
+  std::uint64_t exchanges_http2() const { return exchanges_http2_; }
+  std::uint32_t peak_open_connections() const { return host_->peak_open_sockets; }
+  const CurlMulti& multi() const { return *multi_; }
+  const DohTransportOptions& options() const { return opts_; }
+
+ private:
+  struct Exchange;
+  struct Finished {
+    ExchangeId id;
+    Completion done;
+    ExchangeResult result;
+  };
+
+  bool configure(Exchange& ex, std::string* why);
+  void on_done(Exchange& ex, CURLcode rc);
+  ExchangeResult evaluate(Exchange& ex, CURLcode rc, bool connected);
+  void finish(ExchangeId id, Cause cause, std::string detail, dns::Bytes response = {});
+  void flush();
+  void report_failure(const ExchangeResult& r);
+
+  std::shared_ptr<CurlMulti> multi_;
+  CurlMulti::Host* host_;
+  loop::Scheduler& sched_;
+  DohTransportOptions opts_;
+  std::string ca_file_;
+  std::string base_url_;  // carries the path: never logged (may hold a token)
+  CurlSlistPtr post_headers_;
+  CurlSlistPtr get_headers_;
+  CurlSlistPtr resolve_;
+
+  ExchangeId next_id_ = 1;
+  std::unordered_map<ExchangeId, std::unique_ptr<Exchange>> live_;
+  // Completions wait here for the loop: never run inside start()/cancel()
+  // nor inside the multi's event handlers.
+  std::deque<Finished> finished_;
+  loop::Timer flush_timer_;
+  // Expires when the transport is destroyed; a completion that destroys it
+  // ends the flush loop.
+  std::shared_ptr<char> life_;
+
+  std::uint64_t connections_new_ = 0;
+  std::uint64_t exchanges_new_ = 0;
+  std::uint64_t exchanges_reused_ = 0;
+  std::uint64_t exchanges_http2_ = 0;
+  std::string tls_version_;
+  std::string http_version_;
+
+  std::string last_warn_;
+  loop::TimePoint last_warn_at_{};
+};
+
+}  // namespace nxdns::upstream

@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# DNS-over-HTTPS through the real daemon (issue 4), loopback only:
+#  1. a black-holed DoH upstream first in priority and a DoT one second:
+#     every answer arrives within one attempt budget (+ slack), the DoH entry
+#     backs off (most queries never reach it), and it is back in use once the
+#     DoH fixture is restarted healthy on the same port;
+#  2. a warm 30-name burst through DoH over HTTP/2 (nghttpx terminating TLS
+#     and HTTP/2 in front of the fixture, 40 ms round trip from the delay
+#     relay) passes `nxdns burst --max-ratio 1.5 --max-stair 0.2`;
+#  3. the same burst over HTTP/1.1 (no multiplexing: at most 8
+#     connections), reported for comparison, required free of SERVFAILs.
+# Needs nghttpx (Debian package nghttp2-proxy). Under emulation
+# (NXDNS_EMULATED=1) timing limits are relaxed, in a sanitizer build the
+# burst ratio limit is; the output says so.
+source "$(dirname "$0")/lib.sh"
+
+NGHTTPX=$(command -v nghttpx || true)
+if [ -z "$NGHTTPX" ] && [ -x /usr/sbin/nghttpx ]; then NGHTTPX=/usr/sbin/nghttpx; fi
+[ -n "$NGHTTPX" ] || fail "nghttpx not found (Debian: apt-get install nghttp2-proxy)"
+if emulated; then echo "NOTE: emulated run (qemu): timing limits relaxed; failures and SERVFAILs still fail"; fi
+SLACK_MS=400
+emulated && SLACK_MS=3000
+
+make_pki "$WORK/doh-pki" doh.test
+make_pki "$WORK/dot-pki" dot.test
+
+# start_doh NAME LISTEN [fixture flags...]: a DoH fixture (TLS unless
+# --plain is among the flags). Sets DOH_PID and DOH_PORT.
+start_doh() {
+  local name=$1 listen=$2
+  shift 2
+  local tls=(--cert "$WORK/doh-pki/server.pem" --key "$WORK/doh-pki/server.key")
+  case " $* " in *" --plain "*) tls=() ;; esac
+  rm -f "$WORK/$name.port"
+  fx_exec nxdns-fixture-doh --listen "$listen" --port-file "$WORK/$name.port" --stats-file "$WORK/$name.stats" \
+    "${tls[@]}" "$@" >>"$WORK/$name.log" 2>&1 &
+  DOH_PID=$!
+  PIDS+=("$DOH_PID")
+  wait_file "$WORK/$name.port" || fail "DoH fixture $name did not start"
+  DOH_PORT=$(cat "$WORK/$name.port")
+}
+
+# doh_config FILE ADDR PORT UPSTREAM_PORT: one DoH upstream, HTTP surface off.
+doh_config() {
+  cat >"$1" <<YAML
+listen:
+  - "$2:$3"
+upstreams:
+  - url: "https://doh.test:$4/dns-query"
+    address: "127.0.0.1"
+    ca_file: "$WORK/doh-pki/ca.pem"
+budgets:
+  attempt_ms: 2000
+  total_ms: 5000
+http:
+  enabled: false
+YAML
+}
+
+query_ms() { # ADDR PORT NAME: prints "RCODE MS"
+  local t0 t1 st
+  t0=$(now_ms)
+  st=$(dig_status "$1" "$2" "$3" +tries=1 +time=5)
+  t1=$(now_ms)
+  echo "${st:-none} $((t1 - t0))"
+}
+
+# ---------------------------------------------------------------- 1. failover
+start_fixture dot "$WORK/dot-pki"
+start_doh hole 127.0.0.1:0 --black-hole
+HOLE_PID=$DOH_PID
+HOLE_PORT=$DOH_PORT
+
+ADDR=$(pick_loopback)
+PORT=5300
+ATTEMPT_MS=500
+cat >"$WORK/failover.yaml" <<YAML
+listen:
+  - "$ADDR:$PORT"
+upstreams:
+  - url: "https://doh.test:$HOLE_PORT/dns-query"
+    address: "127.0.0.1"
+    ca_file: "$WORK/doh-pki/ca.pem"
+    priority: 0
+  - url: "tls://127.0.0.1:$FIX_PORT_dot"
+    tls_name: "dot.test"
+    ca_file: "$WORK/dot-pki/ca.pem"
+    priority: 1
+budgets:
+  attempt_ms: $ATTEMPT_MS
+  total_ms: 3000
+http:
+  enabled: false
+log:
+  level: info
+YAML
+start_daemon "$WORK/failover.yaml" "$ADDR" "$PORT"
+
+n=12
+slow=0
+for i in $(seq 1 $n); do
+  read -r st ms < <(query_ms "$ADDR" "$PORT" "failover$i.test")
+  [ "$st" = NOERROR ] || fail "query $i with the DoH upstream black-holed: got $st in $ms ms"
+  # One attempt budget at most is spent on the black hole, then DoT answers.
+  [ "$ms" -le $((ATTEMPT_MS + SLACK_MS)) ] || fail "query $i took $ms ms (attempt budget $ATTEMPT_MS ms)"
+  [ "$ms" -ge "$ATTEMPT_MS" ] && slow=$((slow + 1))
+  sleep 0.1
+done
+sleep 0.2  # the fixtures publish their counters a moment after the wire
+held=$(stat "$WORK/hole.stats" black_holed)
+# Backoff: after two failures the DoH entry is skipped, so most queries never
+# reach it (only those that re-probe it when a backoff runs out do).
+[ "$held" -lt $((n / 2)) ] || fail "DoH entry not backing off: $held of $n queries reached the black hole"
+[ "$(stat "$WORK/dot.stats" answers)" -ge "$n" ] || fail "DoT did not answer all $n queries"
+pass "DoH black-holed: $n/$n answered via DoT within ${ATTEMPT_MS} ms + slack; $held reached the black hole, $slow paid the attempt budget"
+
+# Recovery: the DoH server comes back, healthy, on the same port.
+kill "$HOLE_PID"
+wait "$HOLE_PID" 2>/dev/null || true
+start_doh doh "127.0.0.1:$HOLE_PORT"
+[ "$DOH_PORT" = "$HOLE_PORT" ] || fail "DoH fixture did not get its port back"
+deadline=$(($(now_ms) + 25000))  # the backoff is capped at 16 s
+i=0
+while :; do
+  i=$((i + 1))
+  read -r st ms < <(query_ms "$ADDR" "$PORT" "recover$i.test")
+  [ "$st" = NOERROR ] || fail "during recovery: got $st"
+  sleep 0.05
+  [ "$(stat "$WORK/doh.stats" answers)" -ge 1 ] && break
+  [ "$(now_ms)" -lt "$deadline" ] || fail "the DoH entry never came back"
+  sleep 0.2
+done
+pass "DoH entry back in use after recovery (query $i)"
+sleep 0.2
+dot_before=$(stat "$WORK/dot.stats" answers)
+doh_before=$(stat "$WORK/doh.stats" answers)
+for i in 1 2 3 4 5; do
+  read -r st ms < <(query_ms "$ADDR" "$PORT" "after$i.test")
+  [ "$st" = NOERROR ] || fail "after recovery: got $st"
+done
+sleep 0.2
+[ "$(stat "$WORK/dot.stats" answers)" = "$dot_before" ] || fail "after recovery, queries still went to DoT"
+[ "$(stat "$WORK/doh.stats" answers)" -eq $((doh_before + 5)) ] || fail "after recovery, DoH did not answer all 5"
+pass "after recovery the preferred DoH upstream answers everything (5/5), DoT idle"
+stop_daemon
+
+# ------------------------------------------------------------ 2./3. bursts
+# burst_through NAME UPSTREAM_PORT [burst limits...]: a daemon with one DoH
+# upstream; a first burst warms everything up (the daemon's connection(s)
+# and, on the HTTP/2 path, nghttpx's backend connections to the fixture:
+# test plumbing a real DoH server does not have); the second is measured.
+burst_through() {
+  local name=$1 port=$2
+  shift 2
+  local addr
+  addr=$(pick_loopback)
+  doh_config "$WORK/$name.yaml" "$addr" "$PORT" "$port"
+  start_daemon "$WORK/$name.yaml" "$addr" "$PORT"
+  nx burst --server "$addr:$PORT" --names 30 --zone warmup.test >"$WORK/$name-warmup.out" 2>&1 ||
+    { cat "$WORK/$name-warmup.out"; fail "$name: warm-up burst failed"; }
+  local rc=0
+  nx burst --server "$addr:$PORT" --names 30 "$@" >"$WORK/$name.out" 2>&1 || rc=$?
+  sed "s/^/  [$name] /" "$WORK/$name.out"
+  stop_daemon  # exit 0, also no sanitizer finding in a sanitizer build
+  return $rc
+}
+
+# HTTP/2: relay (40 ms) -> nghttpx (TLS, h2) -> fixture (plain HTTP/1.1).
+start_doh h2fx 127.0.0.1:0 --plain
+H2FX_PORT=$DOH_PORT
+up=0
+for attempt in 1 2 3; do
+  NGX_PORT=$((20000 + RANDOM % 30000))
+  "$NGHTTPX" --conf=/dev/null --single-process --workers=1 --no-ocsp \
+    "--frontend=127.0.0.1,$NGX_PORT" "--backend=127.0.0.1,$H2FX_PORT" \
+    --backend-connections-per-host=64 --backend-keep-alive-timeout=60s "--errorlog-file=$WORK/nghttpx.log" \
+    "$WORK/doh-pki/server.key" "$WORK/doh-pki/server.pem" >"$WORK/nghttpx.out" 2>&1 &
+  NGX_PID=$!
+  PIDS+=("$NGX_PID")
+  for _ in $(seq 1 60); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$NGX_PORT") 2>/dev/null; then up=1; break; fi
+    kill -0 "$NGX_PID" 2>/dev/null || break
+    sleep 0.05
+  done
+  [ "$up" = 1 ] && break
+  kill "$NGX_PID" 2>/dev/null || true
+done
+[ "$up" = 1 ] || fail "nghttpx did not start"
+start_relay h2relay "$NGX_PORT" 40
+limits=(--max-ratio 1.5 --max-stair 0.2)
+# A sanitizer build spends its extra CPU per allocation (libcurl allocates
+# per transfer), which lands in the burst's wall time: keep the staircase
+# limit, loosen the ratio, say so. The optimized build keeps both.
+if ldd "$NXDNS" 2>/dev/null | grep -q 'libasan'; then
+  echo "NOTE: sanitizer build: HTTP/2 burst ratio limit 2.0 instead of 1.5 (staircase limit unchanged)"
+  limits=(--max-ratio 2.0 --max-stair 0.2)
+fi
+emulated && limits=()
+burst_through h2 "$RELAY_PORT_h2relay" "${limits[@]}" ||
+  fail "warm 30-name burst over DoH/HTTP/2 at 40 ms RTT did not pass"
+pass "warm 30-name burst through DoH over HTTP/2 (40 ms RTT): PASS"
+
+# HTTP/1.1: relay (40 ms) -> fixture (TLS, HTTP/1.1 only).
+start_doh h1fx 127.0.0.1:0
+start_relay h1relay "$DOH_PORT" 40
+burst_through h1 "$RELAY_PORT_h1relay" || fail "30-name burst over DoH/HTTP/1.1 had failures"
+sleep 0.2
+conns=$(stat "$WORK/h1fx.stats" connections)
+[ "$conns" -le 8 ] || fail "HTTP/1.1 upstream got $conns connections (cap 8)"
+pass "30-name burst through DoH over HTTP/1.1 (40 ms RTT): no SERVFAIL, $conns connection(s)"
