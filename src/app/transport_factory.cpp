@@ -19,16 +19,18 @@ struct SharedCurl {
 
 }  // namespace
 
-TransportFactory default_transport_factory() {
+TransportFactory default_transport_factory(TransportLimits limits) {
   auto shared = std::make_shared<SharedCurl>();
-  return [shared](const config::Upstream& u, event_base* base, loop::Scheduler& sched,
-                  std::string* why) -> std::unique_ptr<upstream::Transport> {
+  return [shared, limits](const config::Upstream& u, event_base* base, loop::Scheduler& sched,
+                          std::string* why) -> std::unique_ptr<upstream::Transport> {
     if (u.protocol == config::Protocol::dot) {
       upstream::DotTransportOptions o;
       o.address = u.address;
       o.tls_name = u.tls_name;
       o.ca_file = u.ca_file;
       o.label = config::redact_url(u.url);
+      o.max_sessions = limits.max_sessions;
+      if (limits.dial_timeout) o.dial_timeout = *limits.dial_timeout;
       return upstream::DotTransport::create(base, sched, o, why);
     }
     std::shared_ptr<upstream::CurlMulti> multi = shared->multi.lock();
@@ -45,6 +47,7 @@ TransportFactory default_transport_factory() {
     o.ca_file = u.ca_file;
     o.label = config::redact_url(u.url);
     o.use_get = u.method == config::DohMethod::get;
+    if (limits.dial_timeout) o.dial_timeout = *limits.dial_timeout;
     return upstream::DohTransport::create(std::move(multi), sched, o, why);
   };
 }

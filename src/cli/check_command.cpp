@@ -5,7 +5,7 @@
 // open ca_file paths, which may not exist where the config is built).
 //
 // Each probe runs on its own short-lived event loop with a one-slot
-// transport (DoT: max_sessions = 1) and sends one query ("." NS). Its
+// transport (one session) and sends one query ("." NS). Its
 // session is closed at the end of the iteration whatever happened: the
 // transport lives in a scope of its own, a guard calls close_all() on every
 // exit from that scope, and the success path calls it explicitly too. The
@@ -61,21 +61,11 @@ class SessionCloser {
 std::unique_ptr<upstream::Transport> probe_transport(const config::Upstream& u, event_base* base,
                                                      loop::Scheduler& sched, std::chrono::milliseconds budget,
                                                      std::string* why) {
-  if (u.protocol == config::Protocol::dot) {
-    // Built here rather than through the daemon's factory for one reason:
-    // a probe gets exactly one slot (the daemon's entries get eight).
-    upstream::DotTransportOptions o;
-    o.address = u.address;
-    o.tls_name = u.tls_name;
-    o.ca_file = u.ca_file;
-    o.label = config::redact_url(u.url);
-    o.max_sessions = 1;
-    o.dial_timeout = budget;
-    return upstream::DotTransport::create(base, sched, o, why);
-  }
-  // Everything else as the daemon would build it (DoH, once the factory
-  // knows it; until then its refusal becomes this row's reason).
-  return app::default_transport_factory()(u, base, sched, why);
+  // As the daemon builds it, but with one session: a probe is one exchange.
+  app::TransportLimits limits;
+  limits.max_sessions = 1;
+  limits.dial_timeout = budget;
+  return app::default_transport_factory(limits)(u, base, sched, why);
 }
 
 std::string format_ms(std::chrono::steady_clock::duration d) {
