@@ -23,8 +23,9 @@ readonly LIB_PKGS=(libevent-dev libmbedtls-dev libcurl4-openssl-dev libyaml-cpp-
 readonly UNIT_TEST_PKGS=(cpputest libcmocka-dev)
 # dig and kdig drive the end-to-end tests; promtool lints the /metrics output.
 # bookworm has no smaller package than `prometheus` that ships promtool.
-# nghttp2-proxy gives nghttpx: the real HTTP/2 front of the DoH fixture.
-readonly E2E_PKGS=(dnsutils knot-dnsutils prometheus iproute2 procps python3 nghttp2-proxy)
+# nghttp2-proxy gives nghttpx: the real HTTP/2 front of the DoH fixture;
+# dnsperf drives the 10,000- and 100,000-query leak checks.
+readonly E2E_PKGS=(dnsutils knot-dnsutils prometheus iproute2 procps python3 nghttp2-proxy dnsperf)
 # clang's libFuzzer runtime (libclang_rt.fuzzer-*.a) lives in
 # libclang-rt-14-dev, which clang-14 only Recommends; with
 # --no-install-recommends it must be named or -fsanitize=fuzzer fails to link.

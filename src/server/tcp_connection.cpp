@@ -2,9 +2,11 @@
 
 #include <event2/buffer.h>
 
+#include <algorithm>
 #include <array>
 
 #include "log/log.hpp"
+#include "server/tcp_framing.hpp"
 
 namespace nxdns::server {
 
@@ -47,23 +49,33 @@ void TcpConnection::on_read() {
   if (!bev_) return;
   evbuffer* in = bufferevent_get_input(bev_.get());
   while (!reading_stopped_ && pending_.size() < max_pending_per_connection) {
-    std::array<std::uint8_t, 2> len_bytes{};
-    if (evbuffer_copyout(in, len_bytes.data(), 2) < 2) break;
-    const std::size_t len = (std::size_t{len_bytes[0]} << 8) | len_bytes[1];
-    if (len == 0) {
+    // The scan sees at most one maximal frame, however much the client has
+    // queued behind it: in place when libevent holds it in one chunk (the
+    // usual case), else copied into a bounded scratch buffer (no allocation).
+    std::array<std::uint8_t, tcp_length_prefix + max_tcp_query_frame> scratch;
+    const std::size_t avail = std::min(evbuffer_get_length(in), scratch.size());
+    evbuffer_iovec first{};
+    const std::uint8_t* head = scratch.data();
+    if (avail > 0 && evbuffer_peek(in, static_cast<ev_ssize_t>(avail), nullptr, &first, 1) == 1 &&
+        first.iov_len >= avail) {
+      head = static_cast<const std::uint8_t*>(first.iov_base);
+    } else {
+      evbuffer_copyout(in, scratch.data(), avail);
+    }
+    const FrameScan scan = next_frame(dns::ByteView(head, avail), max_tcp_query_frame);
+    if (scan.kind == FrameScan::Kind::need_more) break;
+    if (scan.kind == FrameScan::Kind::zero_length) {
       state_.reject(Rejection::tcp_zero_length_frame);
       close("zero-length frame");
       return;
     }
-    if (len > max_tcp_query_frame) {
+    if (scan.kind == FrameScan::Kind::too_large) {
       state_.reject(Rejection::tcp_frame_too_large);
       close("frame too large");
       return;
     }
-    if (evbuffer_get_length(in) < len + 2) break;
-    evbuffer_drain(in, 2);
-    dns::Bytes frame(len);
-    evbuffer_remove(in, frame.data(), len);
+    dns::Bytes frame(head + scan.offset, head + scan.offset + scan.length);
+    evbuffer_drain(in, scan.consumed());
     std::weak_ptr<TcpConnection*> weak = alive_;
     // The id is known only after submit returns; the reply looks it up.
     auto id_box = std::make_shared<query::Engine::QueryId>(0);

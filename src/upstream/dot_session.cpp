@@ -126,6 +126,7 @@ void DotSession::dial() {
   bio_ = nxdns_tls_bio{-1, 0, 0};
   tls_version_.clear();
   server_keepalive_.reset();
+  responses_ = 0;
 
   const int fd = ::socket(params_.address.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
@@ -211,6 +212,7 @@ SessionEnd DotSession::close(Cause cause, std::string detail, bool send_close_no
   end.detail = std::move(detail);
   end.was_established = established();
   end.partial_frame_pending = partial_frame_pending();
+  end.responses = responses_;
   end.exchanges.reserve(load());
   for (const auto& [wire_id, o] : outstanding_) end.exchanges.push_back({o.id, true});
   for (const auto& q : queued_) end.exchanges.push_back({q.id, false});
@@ -449,6 +451,7 @@ bool DotSession::handle_frame(dns::ByteView frame) {
   if (const auto ka = dns::edns_tcp_keepalive(frame)) server_keepalive_ = *ka;
   const ExchangeId id = it->second.id;
   outstanding_.erase(it);
+  ++responses_;
   const std::uint64_t gen = generation_;
   listener_.on_session_response(*this, id, dns::Bytes(frame.begin(), frame.end()));
   return gen == generation_;

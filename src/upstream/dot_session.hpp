@@ -63,6 +63,9 @@ struct SessionEnd {
   // When one exchange's own response was bad, that exchange (the others were
   // torn down with it: Cause::session_closed).
   std::optional<Transport::ExchangeId> culprit;
+  // Valid responses this connection delivered before it ended (see
+  // DotSession::responses()).
+  std::uint64_t responses = 0;
   std::vector<Carried> exchanges;  // in placement order
 };
 
@@ -110,6 +113,10 @@ class DotSession {
   bool wire_id_in_use(std::uint16_t wire_id) const;
   bool partial_frame_pending() const { return rbuf_.size() > roff_; }
   const std::string& tls_version() const { return tls_version_; }
+  // Valid responses delivered over the current connection (0 after dial()).
+  // Lets the transport tell a server that closed a working connection from
+  // one that never answered on it.
+  std::uint64_t responses() const { return responses_; }
   // TLS 1.3 NewSessionTickets seen over this slot's lifetime (3.x only).
   std::uint64_t tickets_received() const { return tickets_received_; }
   std::size_t index() const { return index_; }
@@ -181,6 +188,7 @@ class DotSession {
 
   std::string tls_version_;
   std::optional<std::uint16_t> server_keepalive_;
+  std::uint64_t responses_ = 0;
   std::uint64_t tickets_received_ = 0;
 };
 

@@ -159,6 +159,7 @@ void DotTransport::place(ExchangeId id, Exchange& ex, DotSession& s) {
   }
   ex.session = &s;
   ex.reused = s.state() == SessionState::ready;
+  ex.answers_before = s.responses();
   ++(ex.reused ? exchanges_reused_ : exchanges_new_);
   s.enqueue(id, *wire_id, std::move(wire));
 }
@@ -242,6 +243,7 @@ void DotTransport::settle(DotSession& s, SessionEnd&& end) {
   }
 
   std::vector<ExchangeId> retry;
+  std::vector<ExchangeId> requeue;
   for (const auto& c : end.exchanges) {
     const auto it = live_.find(c.id);
     if (it == live_.end()) continue;
@@ -252,6 +254,19 @@ void DotTransport::settle(DotSession& s, SessionEnd&& end) {
       detail = log::cat("session closed after a sibling's ", describe(end.cause), ": ", end.detail);
     }
     if (cause == Cause::ok) cause = Cause::session_closed;  // closed on purpose while still carrying it
+    // The connection answered others after this exchange was placed on it,
+    // then ended (server close, reset, torn down with a sibling) with this
+    // one unanswered and no byte of any answer pending: typically a server
+    // that limits queries per connection (RFC 7766 §6.2.4: clients SHOULD
+    // retry unanswered queries). The one-redial rule's `reused` test cannot
+    // see this (with pipelining, exchanges ride on connections they did not
+    // find open), yet the connection proved the upstream works: the exchange
+    // is placed again without spending its redial. It cannot loop: each
+    // re-placement was paid for by an answer on the connection it left.
+    if (end.responses > it->second.answers_before && !end.partial_frame_pending && is_connection_lifecycle(cause)) {
+      requeue.push_back(c.id);
+      continue;
+    }
     const RetryDecision d = it->second.redialed ? RetryDecision::final
                                                 : retry_decision(it->second.reused, end.partial_frame_pending, cause);
     if (d == RetryDecision::retry) {
@@ -260,6 +275,16 @@ void DotTransport::settle(DotSession& s, SessionEnd&& end) {
       log::debug("dot ", opts_.label, ": exchange failed (", describe(cause), ": ", detail, ")");
       finish(c.id, cause, std::move(detail));
     }
+  }
+  for (const ExchangeId id : requeue) {
+    const auto it = live_.find(id);
+    if (it == live_.end()) continue;
+    ++requeued_;
+    place(id, it->second, choose_session());
+  }
+  if (!requeue.empty()) {
+    log::debug("dot ", opts_.label, ": session ", s.index(), " closed by the server after ", end.responses,
+               " answer(s) (", describe(end.cause), "); placed ", requeue.size(), " unanswered exchange(s) again");
   }
   if (retry.empty()) return;
 

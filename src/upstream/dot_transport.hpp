@@ -72,6 +72,9 @@ class DotTransport final : public Transport, private DotSession::Listener {
   std::size_t session_count() const { return sessions_.size(); }
   const DotSession& session(std::size_t i) const { return *sessions_.at(i); }
   std::size_t live_exchanges() const { return live_.size(); }
+  // Exchanges placed again because the server closed a connection that was
+  // answering (see settle()); not redials, not failures.
+  std::uint64_t requeued() const { return requeued_; }
   const DotTransportOptions& options() const { return opts_; }
 
  private:
@@ -82,6 +85,7 @@ class DotTransport final : public Transport, private DotSession::Listener {
     DotSession* session = nullptr;
     bool reused = false;    // its session was established when it was placed
     bool redialed = false;  // its one redial is spent
+    std::uint64_t answers_before = 0;  // its session's responses() when it was placed
   };
   struct Finished {
     ExchangeId id;
@@ -124,6 +128,7 @@ class DotTransport final : public Transport, private DotSession::Listener {
   std::uint64_t exchanges_reused_ = 0;
   std::uint64_t redials_ = 0;
   std::uint64_t reuse_recoveries_ = 0;
+  std::uint64_t requeued_ = 0;
   std::string tls_version_;
 
   std::string last_warn_;

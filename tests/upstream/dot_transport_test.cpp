@@ -450,6 +450,58 @@ TEST(DotTransport, CancelOfSentExchangeSendsSiblingsThroughTheRedialRule) {
   LONGS_EQUAL(2, server->accepts());
 }
 
+TEST(DotTransport, ServerClosingAfterEachAnswerLosesNoPipelinedExchange) {
+  // A server that ends every connection after one answer (a per-connection
+  // query limit): the exchanges pipelined behind the answered one were never
+  // on a reused session, yet they are routine churn, not failures.
+  test::DotTestServer::Behaviour b;
+  b.close_on_query_after = 1;
+  start_server(b);
+  auto o = options(server->port());
+  o.max_sessions = 1;  // all six pipelined on one connection at a time
+  make_transport(o);
+  constexpr int n = 6;
+  Outcome out[n];
+  for (int i = 0; i < n; ++i) start(out[i], static_cast<std::uint16_t>(i), log::cat("once", i, ".example"));
+  run_until([&] {
+    for (const auto& x : out)
+      if (x.calls == 0) return false;
+    return true;
+  });
+  for (int i = 0; i < n; ++i) {
+    if (!out[i].result.ok()) {
+      FAIL(log::cat("exchange ", i, ": ", describe(out[i].result.cause), ": ", out[i].result.detail).c_str());
+    }
+    CHECK_TRUE(answers_name(out[i].result.response, log::cat("once", i, ".example")));
+  }
+  LONGS_EQUAL(n, server->accepts());  // one connection per answer
+  LONGS_EQUAL(5 + 4 + 3 + 2 + 1, dot->requeued());
+  LONGS_EQUAL(0, dot->stats().redials);  // the one redial stays unspent
+  LONGS_EQUAL(0, logs->count(log::Level::warn, "") + logs->count(log::Level::error, ""));
+}
+
+TEST(DotTransport, ServerClosingBeforeAnyAnswerIsFinalNotRequeued) {
+  // No answer on the connection: nothing shows the server works, so the
+  // strict rule applies (fresh session: final), and nothing loops.
+  test::DotTestServer::Behaviour b;
+  b.close_on_query_after = 0;
+  start_server(b);
+  auto o = options(server->port());
+  o.max_sessions = 1;
+  make_transport(o);
+  Outcome out[3];
+  for (int i = 0; i < 3; ++i) start(out[i], 1, log::cat("never", i, ".example"));
+  run_until([&] { return out[0].calls + out[1].calls + out[2].calls == 3; });
+  for (const auto& x : out) {
+    CHECK_FALSE(x.result.ok());
+    CHECK_TRUE(upstream::is_connection_lifecycle(x.result.cause));
+  }
+  run_for(50);
+  LONGS_EQUAL(1, server->accepts());
+  LONGS_EQUAL(0, dot->requeued());
+  LONGS_EQUAL(0, dot->stats().redials);
+}
+
 TEST(DotTransport, CancelOfUnsentExchangeKeepsTheSession) {
   start_server();
   make_transport();
