@@ -169,8 +169,7 @@ DohTransport::DohTransport(Key, std::shared_ptr<CurlMulti> multi, CurlMulti::Hos
       opts_(opts),
       ca_file_(std::move(ca_file)),
       base_url_(doh_base_url(opts.tls_name, opts.address.port(), opts.path)),
-      flush_timer_(sched),
-      life_(std::make_shared<char>(0)) {
+      completions_(sched, log::cat("doh ", opts.label)) {
   const std::string accept = log::cat("Accept: ", doh_media_type);
   const std::string content_type = log::cat("Content-Type: ", doh_media_type);
   bool ok = true;
@@ -189,8 +188,7 @@ DohTransport::DohTransport(Key, std::shared_ptr<CurlMulti> multi, CurlMulti::Hos
 }
 
 DohTransport::~DohTransport() {
-  flush_timer_.disarm();
-  finished_.clear();
+  completions_.clear();
   for (auto& [id, ex] : live_) multi_->abandon(std::move(ex));
   live_.clear();
   multi_->detach(host_);
@@ -385,11 +383,7 @@ void DohTransport::report_failure(const ExchangeResult& r) {
 }
 
 void DohTransport::cancel(ExchangeId id) {
-  const auto fin = std::find_if(finished_.begin(), finished_.end(), [&](const Finished& f) { return f.id == id; });
-  if (fin != finished_.end()) {
-    finished_.erase(fin);
-    return;
-  }
+  if (completions_.drop(id)) return;
   const auto it = live_.find(id);
   if (it == live_.end()) return;
   std::unique_ptr<Exchange> ex = std::move(it->second);
@@ -409,28 +403,10 @@ void DohTransport::finish(ExchangeId id, Cause cause, std::string detail, dns::B
   if (it == live_.end()) return;
   std::unique_ptr<Exchange> ex = std::move(it->second);
   live_.erase(it);
-  Finished f{id, std::move(ex->done), ExchangeResult{cause, std::move(response), std::move(detail)}};
+  Completion done = std::move(ex->done);
   // Still running (close_all, a failed add): curl lets go of it first.
   multi_->abandon(std::move(ex));
-  finished_.push_back(std::move(f));
-  if (!flush_timer_.armed()) flush_timer_.arm(loop::Duration::zero(), [this]() { flush(); });
-}
-
-void DohTransport::flush() {
-  const std::weak_ptr<char> alive = life_;
-  while (!finished_.empty()) {
-    Finished f = std::move(finished_.front());
-    finished_.pop_front();
-    // Runs from a timer callback (C frames below): nothing may unwind.
-    try {
-      if (f.done) f.done(std::move(f.result));
-    } catch (const std::exception& e) {
-      log::error("doh ", opts_.label, ": exchange completion threw: ", e.what());
-    } catch (...) {
-      log::error("doh ", opts_.label, ": exchange completion threw");
-    }
-    if (alive.expired()) return;  // the completion destroyed us
-  }
+  completions_.push(id, std::move(done), ExchangeResult{cause, std::move(response), std::move(detail)});
 }
 
 }  // namespace nxdns::upstream

@@ -52,6 +52,7 @@
 #include "net/endpoint.hpp"
 #include "upstream/curl_handles.hpp"
 #include "upstream/curl_multi.hpp"
+#include "upstream/completion_queue.hpp"
 #include "upstream/transport.hpp"
 
 namespace nxdns::upstream {
@@ -109,17 +110,11 @@ class DohTransport final : public Transport {
 
  private:
   struct Exchange;
-  struct Finished {
-    ExchangeId id;
-    Completion done;
-    ExchangeResult result;
-  };
 
   bool configure(Exchange& ex, std::string* why);
   void on_done(Exchange& ex, CURLcode rc);
   ExchangeResult evaluate(Exchange& ex, CURLcode rc, bool connected);
   void finish(ExchangeId id, Cause cause, std::string detail, dns::Bytes response = {});
-  void flush();
   void report_failure(const ExchangeResult& r);
 
   std::shared_ptr<CurlMulti> multi_;
@@ -134,13 +129,9 @@ class DohTransport final : public Transport {
 
   ExchangeId next_id_ = 1;
   std::unordered_map<ExchangeId, std::unique_ptr<Exchange>> live_;
-  // Completions wait here for the loop: never run inside start()/cancel()
-  // nor inside the multi's event handlers.
-  std::deque<Finished> finished_;
-  loop::Timer flush_timer_;
-  // Expires when the transport is destroyed; a completion that destroys it
-  // ends the flush loop.
-  std::shared_ptr<char> life_;
+  // Completions wait here for the loop: never run inside start()/cancel(),
+  // nor inside a socket or curl callback.
+  CompletionQueue completions_;
 
   std::uint64_t connections_new_ = 0;
   std::uint64_t exchanges_new_ = 0;

@@ -36,8 +36,7 @@ DotTransport::DotTransport(event_base* base, loop::Scheduler& sched, const DotTr
       sched_(sched),
       opts_(opts),
       tls_(std::move(tls)),
-      flush_timer_(sched),
-      life_(std::make_shared<char>(0)) {
+      completions_(sched, log::cat("dot ", opts.label)) {
   opts_.max_sessions = std::clamp<std::size_t>(opts_.max_sessions, 1, slots_per_entry);
   DotSessionParams params;
   params.address = opts_.address;
@@ -52,9 +51,9 @@ DotTransport::DotTransport(event_base* base, loop::Scheduler& sched, const DotTr
 }
 
 DotTransport::~DotTransport() {
-  // Sessions close quietly (no listener calls); the flush timer disarms with
-  // its member; pending completions are dropped with finished_.
-  flush_timer_.disarm();
+  // Sessions close quietly (no listener calls); completions still waiting
+  // are dropped: a destroyed transport calls no one back.
+  completions_.clear();
   for (auto& s : sessions_) {
     if (s->open()) (void)s->close(Cause::cancelled, {}, true);
   }
@@ -165,11 +164,7 @@ void DotTransport::place(ExchangeId id, Exchange& ex, DotSession& s) {
 }
 
 void DotTransport::cancel(ExchangeId id) {
-  const auto fin = std::find_if(finished_.begin(), finished_.end(), [&](const Finished& f) { return f.id == id; });
-  if (fin != finished_.end()) {
-    finished_.erase(fin);
-    return;
-  }
+  if (completions_.drop(id)) return;
   const auto it = live_.find(id);
   if (it == live_.end()) return;
   DotSession* s = it->second.session;
@@ -305,27 +300,9 @@ void DotTransport::settle(DotSession& s, SessionEnd&& end) {
 void DotTransport::finish(ExchangeId id, Cause cause, std::string detail, dns::Bytes response) {
   const auto it = live_.find(id);
   if (it == live_.end()) return;
-  Finished f{id, std::move(it->second.done), ExchangeResult{cause, std::move(response), std::move(detail)}};
+  Completion done = std::move(it->second.done);
   live_.erase(it);
-  finished_.push_back(std::move(f));
-  if (!flush_timer_.armed()) flush_timer_.arm(loop::Duration::zero(), [this]() { flush(); });
-}
-
-void DotTransport::flush() {
-  const std::weak_ptr<char> alive = life_;
-  while (!finished_.empty()) {
-    Finished f = std::move(finished_.front());
-    finished_.pop_front();
-    // Runs from a timer callback (C frames below): nothing may unwind.
-    try {
-      if (f.done) f.done(std::move(f.result));
-    } catch (const std::exception& e) {
-      log::error("dot ", opts_.label, ": exchange completion threw: ", e.what());
-    } catch (...) {
-      log::error("dot ", opts_.label, ": exchange completion threw");
-    }
-    if (alive.expired()) return;  // the completion destroyed us
-  }
+  completions_.push(id, std::move(done), ExchangeResult{cause, std::move(response), std::move(detail)});
 }
 
 }  // namespace nxdns::upstream

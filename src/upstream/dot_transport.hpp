@@ -16,6 +16,7 @@
 #include "net/endpoint.hpp"
 #include "upstream/dot_session.hpp"
 #include "upstream/tls_config.hpp"
+#include "upstream/completion_queue.hpp"
 #include "upstream/transport.hpp"
 
 struct event_base;
@@ -87,11 +88,6 @@ class DotTransport final : public Transport, private DotSession::Listener {
     bool redialed = false;  // its one redial is spent
     std::uint64_t answers_before = 0;  // its session's responses() when it was placed
   };
-  struct Finished {
-    ExchangeId id;
-    Completion done;
-    ExchangeResult result;
-  };
 
   void on_session_ready(DotSession& s) override;
   void on_session_response(DotSession& s, ExchangeId id, dns::Bytes&& response) override;
@@ -101,7 +97,6 @@ class DotTransport final : public Transport, private DotSession::Listener {
   void place(ExchangeId id, Exchange& ex, DotSession& s);
   void settle(DotSession& s, SessionEnd&& end);
   void finish(ExchangeId id, Cause cause, std::string detail, dns::Bytes response = {});
-  void flush();
   void report_dial_failure(const SessionEnd& end);
 
   event_base* base_;
@@ -116,12 +111,8 @@ class DotTransport final : public Transport, private DotSession::Listener {
   ExchangeId next_id_ = 1;
   std::unordered_map<ExchangeId, Exchange> live_;
   // Completions wait here for the loop: never run inside start()/cancel(),
-  // nor inside a session's event handler.
-  std::deque<Finished> finished_;
-  loop::Timer flush_timer_;
-  // Expires when the transport is destroyed; a completion that destroys it
-  // ends the flush loop.
-  std::shared_ptr<char> life_;
+  // nor inside a socket or curl callback.
+  CompletionQueue completions_;
 
   std::uint64_t connections_new_ = 0;
   std::uint64_t exchanges_new_ = 0;
