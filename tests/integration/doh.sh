@@ -191,7 +191,7 @@ limits=(--max-ratio 1.5 --max-stair 0.2)
 # A sanitizer build spends its extra CPU per allocation (libcurl allocates
 # per transfer), which lands in the burst's wall time: keep the staircase
 # limit, loosen the ratio, say so. The optimized build keeps both.
-if ldd "$NXDNS" 2>/dev/null | grep -q 'libasan'; then
+if sanitized; then
   echo "NOTE: sanitizer build: HTTP/2 burst ratio limit 2.0 instead of 1.5 (staircase limit unchanged)"
   limits=(--max-ratio 2.0 --max-stair 0.2)
 fi

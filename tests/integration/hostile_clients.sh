@@ -23,7 +23,7 @@ fi
 # An AddressSanitizer build keeps freed memory in quarantine: RSS grows by
 # design there, so the bound is reported, not enforced.
 RSS_ENFORCED=1
-if emulated || grep -qa __asan_init "$NXDNS"; then RSS_ENFORCED=0; fi
+if emulated || sanitized; then RSS_ENFORCED=0; fi
 [ "$RSS_ENFORCED" = 1 ] || echo "NOTE: sanitizer or emulated build: RSS bounds reported, not enforced"
 
 ADDR=$(pick_loopback)

@@ -65,6 +65,9 @@ fx() { local prog=$1; shift; ${NXDNS_EMULATOR:+$NXDNS_EMULATOR} "$FIXTURES/$prog
 nx_exec() { exec ${NXDNS_EMULATOR:+$NXDNS_EMULATOR} "$NXDNS" "$@"; }
 fx_exec() { local prog=$1; shift; exec ${NXDNS_EMULATOR:+$NXDNS_EMULATOR} "$FIXTURES/$prog" "$@"; }
 emulated() { [ "${NXDNS_EMULATED:-0}" = 1 ]; }
+# An ASan/UBSan build: correct but several times slower per allocation, so
+# timing ratios and RSS bounds are reported, not enforced (scripts say so).
+sanitized() { grep -qa __asan_init "$NXDNS"; }
 
 # make_pki DIR NAME [VARIANT]
 make_pki() { mkdir -p "$1"; fx nxdns-test-pki --out "$1" --name "$2" ${3:+--variant "$3"} >/dev/null; }

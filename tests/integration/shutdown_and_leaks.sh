@@ -20,7 +20,7 @@ source "$(dirname "$0")/lib.sh"
 # grows with use) and in an AddressSanitizer build (freed memory is kept in
 # quarantine, so RSS grows by design).
 RSS_ENFORCED=1
-if emulated || grep -qa __asan_init "$NXDNS"; then RSS_ENFORCED=0; fi
+if emulated || sanitized; then RSS_ENFORCED=0; fi
 [ "$RSS_ENFORCED" = 1 ] || echo "NOTE: sanitizer or emulated build: the RSS bound is reported, not enforced"
 
 ADDR=$(pick_loopback)
