@@ -11,10 +11,9 @@
 #  - `nxdns check`: a good upstream is an ok row and exit 0, a closed port a
 #    FAIL row and exit 1, and the probe's session is closed after every
 #    iteration, on the error path (a black-holed probe) too.
-NXDNS=${1:?usage: observability.sh path/to/nxdns}
 source "$(dirname "$0")/lib.sh"
 
-FIX=$(cd "$(dirname "$NXDNS")/../../tests/fixtures" && pwd)
+FIX=$FIXTURES
 PKI=$FIX/nxdns-test-pki
 DOT=$FIX/nxdns-fixture-dot
 RELAY=$FIX/nxdns-delay-relay
@@ -22,13 +21,13 @@ RELAY=$FIX/nxdns-delay-relay
   fail "fixtures not built in $FIX (build nxdns-test-pki, nxdns-fixture-dot, nxdns-delay-relay)"
 PROMTOOL=$(command -v promtool || true)
 
-"$PKI" --out "$WORK/pki" --name dot.test >"$WORK/pki.log" 2>&1 || fail "test PKI"
+fx nxdns-test-pki --out "$WORK/pki" --name dot.test >"$WORK/pki.log" 2>&1 || fail "test PKI"
 
 # start_fixture NAME [fixture flags...]: sets FPORT (and records the pid).
 start_fixture() {
   local name=$1 i
   shift
-  "$DOT" --listen 127.0.0.1:0 --port-file "$WORK/$name.port" --stats-file "$WORK/$name.stats" \
+  fx_exec nxdns-fixture-dot --listen 127.0.0.1:0 --port-file "$WORK/$name.port" --stats-file "$WORK/$name.stats" \
     --cert "$WORK/pki/server.pem" --key "$WORK/pki/server.key" "$@" >"$WORK/$name.log" 2>&1 &
   PIDS+=("$!")
   for i in $(seq 1 100); do
@@ -44,7 +43,7 @@ start_fixture() {
 # was closed before the second one dialed. Sets RPORT.
 start_relay() {
   local name=$1 to=$2 i
-  "$RELAY" --listen 127.0.0.1:0 --to "127.0.0.1:$to" --rtt-ms 0 --port-file "$WORK/$name.port" \
+  fx_exec nxdns-delay-relay --listen 127.0.0.1:0 --to "127.0.0.1:$to" --rtt-ms 0 --port-file "$WORK/$name.port" \
     >"$WORK/$name.log" 2>&1 &
   PIDS+=("$!")
   for i in $(seq 1 100); do
@@ -73,7 +72,7 @@ http:
 log:
   level: info
 YAML
-  "$NXDNS" run -c "$WORK/$name.yaml" >"$WORK/$name.log" 2>&1 &
+  nx_exec run -c "$WORK/$name.yaml" >"$WORK/$name.log" 2>&1 &
   DPID=$!
   PIDS+=("$DPID")
   # Ready when the HTTP surface answers: no DNS query may warm the upstream.
@@ -98,7 +97,7 @@ start_daemon burst "$A1" "$SLOW"
 U='{upstream="0",url="tls://127.0.0.1:'$SLOW'"}'
 
 # 64 concurrent UDP names (the UDP cap) plus 10 over TCP: 74 > 64 in flight.
-"$NXDNS" burst --server "$A1:5300" --names 64 --cold --zone burst.test --timeout-ms 9000 >"$WORK/burst.out" 2>&1 &
+nx_exec burst --server "$A1:5300" --names 64 --cold --zone burst.test --timeout-ms 9000 >"$WORK/burst.out" 2>&1 &
 BURST=$!
 EXTRA=()
 for i in $(seq 1 10); do
@@ -250,7 +249,7 @@ start_relay good-relay "$GOOD"
 GOOD_R=$RPORT
 check_config good 2000 "$GOOD" "$GOOD_R"
 rc=0
-"$NXDNS" check -c "$WORK/good.yaml" >"$WORK/check-good.out" 2>&1 || rc=$?
+nx check -c "$WORK/good.yaml" >"$WORK/check-good.out" 2>&1 || rc=$?
 cat "$WORK/check-good.out"
 [ "$rc" = 0 ] || fail "check against a good upstream: exit $rc"
 grep -qE '^0 +tls://127\.0\.0\.1:'"$GOOD"' +dot +TLS[^ ]+ +[0-9.]+ +ok +NOERROR' "$WORK/check-good.out" ||
@@ -264,7 +263,7 @@ pass "check: good upstream -> ok rows, exit 0, each probe's session closed befor
 CLOSED=$((20000 + RANDOM % 20000))
 check_config mixed 2000 "$GOOD" "$CLOSED"
 rc=0
-"$NXDNS" check -c "$WORK/mixed.yaml" >"$WORK/check-mixed.out" 2>&1 || rc=$?
+nx check -c "$WORK/mixed.yaml" >"$WORK/check-mixed.out" 2>&1 || rc=$?
 cat "$WORK/check-mixed.out"
 [ "$rc" = 1 ] || fail "check with a closed port: exit $rc, expected 1"
 grep -qE '^0 .* ok +NOERROR' "$WORK/check-mixed.out" || fail "check: the good row is missing"
@@ -278,7 +277,7 @@ HOLE=$FPORT
 start_relay hole-relay "$HOLE"
 check_config hole 700 "$HOLE" "$RPORT"
 rc=0
-"$NXDNS" check -c "$WORK/hole.yaml" >"$WORK/check-hole.out" 2>&1 || rc=$?
+nx check -c "$WORK/hole.yaml" >"$WORK/check-hole.out" 2>&1 || rc=$?
 cat "$WORK/check-hole.out"
 [ "$rc" = 1 ] || fail "check against a black hole: exit $rc, expected 1"
 [ "$(grep -cE 'FAIL +attempt_timeout' "$WORK/check-hole.out")" = 2 ] || fail "check: expected two attempt_timeout rows"
@@ -288,7 +287,7 @@ pass "check: black-holed probe times out, and its session is closed anyway"
 # DoH upstreams are probed through the daemon's own transport factory.
 DOHFX=$FIX/nxdns-fixture-doh
 if [ -x "$DOHFX" ]; then
-  "$DOHFX" --listen 127.0.0.1:0 --cert "$WORK/pki/server.pem" --key "$WORK/pki/server.key" \
+  fx_exec nxdns-fixture-doh --listen 127.0.0.1:0 --cert "$WORK/pki/server.pem" --key "$WORK/pki/server.key" \
     --port-file "$WORK/doh.port" --stats-file "$WORK/doh.stats" >"$WORK/doh.log" 2>&1 &
   PIDS+=("$!")
   for i in $(seq 1 100); do
@@ -307,7 +306,7 @@ http:
   enabled: false
 YAML
   rc=0
-  "$NXDNS" check -c "$WORK/doh.yaml" >"$WORK/check-doh.out" 2>&1 || rc=$?
+  nx check -c "$WORK/doh.yaml" >"$WORK/check-doh.out" 2>&1 || rc=$?
   cat "$WORK/check-doh.out"
   [ "$rc" = 0 ] || fail "check against the DoH fixture: exit $rc"
   grep -qE '^0 +https://127\.0\.0\.1:'"$DOHP"'/dns-query +doh +TLS[^ ]+ +[0-9.]+ +ok +NOERROR' "$WORK/check-doh.out" ||
@@ -324,7 +323,7 @@ fi
 
 before=$(fx_stat good accepts)
 rc=0
-"$NXDNS" check --offline -c "$WORK/good.yaml" >"$WORK/check-offline.out" 2>&1 || rc=$?
+nx check --offline -c "$WORK/good.yaml" >"$WORK/check-offline.out" 2>&1 || rc=$?
 [ "$rc" = 0 ] || fail "check --offline: exit $rc"
 sleep 0.1
 [ "$(fx_stat good accepts)" = "$before" ] || fail "check --offline touched the network"
