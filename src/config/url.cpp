@@ -49,17 +49,6 @@ bool valid_scheme(std::string_view s) {
   return true;
 }
 
-std::optional<std::uint16_t> parse_port(std::string_view s) {
-  if (s.empty() || s.size() > 5) return std::nullopt;
-  unsigned v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + static_cast<unsigned>(c - '0');
-  }
-  if (v == 0 || v > 65535) return std::nullopt;
-  return static_cast<std::uint16_t>(v);
-}
-
 bool fail(std::string* why, std::string text) {
   if (why) *why = std::move(text);
   return false;
@@ -179,7 +168,7 @@ std::optional<ParsedUrl> parse_upstream_url(std::string_view url, std::string* w
       fail(why, "empty port after ':'");
       return std::nullopt;
     }
-    const auto p = parse_port(*port_text);
+    const auto p = net::parse_port(*port_text);
     if (!p) {
       fail(why, "port " + quote(*port_text, 16) + " is not a decimal number from 1 to 65535");
       return std::nullopt;

@@ -17,6 +17,12 @@ bool to_c_string(std::string_view s, std::string& out) {
   return true;
 }
 
+void set_why(std::string* why, const char* text) {
+  if (why) *why = text;
+}
+
+}  // namespace
+
 std::optional<std::uint16_t> parse_port(std::string_view s) {
   // At most 5 digits so the accumulation below cannot overflow; a sign, a
   // space or a hex prefix is not a port.
@@ -29,12 +35,6 @@ std::optional<std::uint16_t> parse_port(std::string_view s) {
   if (v == 0 || v > 65535) return std::nullopt;
   return static_cast<std::uint16_t>(v);
 }
-
-void set_why(std::string* why, const char* text) {
-  if (why) *why = text;
-}
-
-}  // namespace
 
 std::uint16_t Endpoint::port() const {
   if (len == 0) return 0;

@@ -50,6 +50,8 @@ std::optional<Endpoint> make_endpoint(std::string_view ip, std::uint16_t port);
 // True for a bare IPv4 or IPv6 literal ("192.0.2.1", "2001:db8::1"); false
 // for names, bracketed forms, and anything with a port.
 bool is_ip_literal(std::string_view host);
+// A decimal port 1..65535: no sign, no spaces, at most five digits.
+std::optional<std::uint16_t> parse_port(std::string_view text);
 
 // "host", "host:port", "[v6]" or "[v6]:port" split into parts, without
 // judging the host. A bare host with two or more colons is an IPv6 address
