@@ -6,7 +6,7 @@
 # Steps: install the cross packages (install-deps.sh --cross), unpack the
 # arm64 -dev files that apt cannot install beside the amd64 ones into a
 # private overlay, `cmake --preset aarch64`, build, ctest under qemu, report
-# the stripped size of the aarch64 daemon.
+# the stripped size of the aarch64 daemon and its RSS under qemu after a burst.
 # Environment:
 #   NXDNS_JOBS              parallel build/test jobs (default: nproc)
 #   NXDNS_AARCH64_BUILD     build directory (default: the preset's build-aarch64)
@@ -216,5 +216,13 @@ if [ -n "$relaxed" ]; then
   echo "$relaxed"
 fi
 step "summary: $(grep -E '^[0-9]+% tests passed' "$BUILD/ctest.log" || echo 'no ctest summary')"
+# Bench figure (issue 7): the daemon's RSS under qemu after a 30-name burst.
+# It is the qemu process's RSS, emulator included: an upper bound for the Pi.
+if rss_line=$(NXDNS_EMULATOR=qemu-aarch64-static bash "$ROOT/bench/rss_after_burst.sh" \
+                "$BUILD/src/cli/nxdns" "$BUILD/tests/fixtures" 2>&1 | tail -n1); then
+  step "RSS under qemu (emulator included) after a 30-name burst: $rss_line"
+else
+  step "RSS under qemu: not measured: $rss_line"
+fi
 step "done in $((SECONDS - t_start)) s"
 exit "$rc"
