@@ -3,9 +3,11 @@
 # needs. Idempotent: on a machine that already has everything it does no apt
 # work at all (no update, no lock), so CI can call it unconditionally.
 #
-# Usage: sudo scripts/install-deps.sh [--list] [--no-update] [--cross]
+# Usage: sudo scripts/install-deps.sh [--list] [--no-update] [--cross] [--bench]
 #   --list       print the package list and exit (no root needed)
 #   --no-update  never run apt-get update (e.g. offline mirror already fresh)
+#   --bench      also install the peer resolvers bench/run.sh compares
+#                nxdns with (unbound, stubby) and its tools (BENCH_PKGS)
 #   --cross      also install the aarch64 cross toolchain, qemu-user and the
 #                arm64 libraries (adds dpkg arch arm64; see cross_packages)
 # Environment:
@@ -32,6 +34,10 @@ readonly E2E_PKGS=(dnsutils knot-dnsutils prometheus iproute2 procps python3 ngh
 readonly FUZZ_PKGS=(clang-14 libclang-rt-14-dev)
 # nix-instantiate --parse checks the NixOS module syntax.
 readonly LINT_PKGS=(nix-bin)
+# bench/run.sh only (never CI): the established forwarders it runs beside
+# nxdns on the same workload, and its measuring tools. Opt-in because the
+# unbound package ships a system service the test suite has no use for.
+readonly BENCH_PKGS=(unbound stubby dnsperf valgrind iproute2 procps)
 
 # The aarch64 cross build (scripts/aarch64.sh). Only the :arm64 RUNTIME
 # libraries come from apt: an :arm64 copy of a package that a list above also
@@ -72,6 +78,7 @@ enable_cross_arch() {
 max_age_h=${NXDNS_APT_MAX_AGE_H:-6}
 do_update=1
 want_cross=0
+want_bench=0
 list_only=0
 
 for arg in "$@"; do
@@ -79,7 +86,8 @@ for arg in "$@"; do
     --list) list_only=1 ;;
     --no-update) do_update=0 ;;
     --cross) want_cross=1 ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --bench) want_bench=1 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install-deps: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -93,6 +101,12 @@ if (( want_cross )); then
     exit 2
   fi
   packages+=("${cross[@]}")
+fi
+if (( want_bench )); then
+  # Skip names a default group already holds, so --list stays duplicate-free.
+  for p in "${BENCH_PKGS[@]}"; do
+    [[ " ${packages[*]} " == *" $p "* ]] || packages+=("$p")
+  done
 fi
 
 if (( list_only )); then
@@ -187,6 +201,13 @@ if ! run_apt "${install_cmd[@]}"; then
   echo "install-deps: retrying after apt-get update" >&2
   apt_update
   run_apt "${install_cmd[@]}"
+fi
+
+# Likewise unbound: bench/run.sh starts its own instance on a loopback port;
+# a system one would hold port 53 and send root-hint queries off the machine.
+if [[ " ${missing[*]} " == *" unbound "* && -d /run/systemd/system ]]; then
+  systemctl disable --now unbound.service unbound-resolvconf.service >>"$log" 2>&1 || true
+  echo "install-deps: disabled unbound.service (bench/run.sh runs its own)"
 fi
 
 # Keep a freshly installed Prometheus from being started at the next boot.

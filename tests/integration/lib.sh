@@ -95,6 +95,7 @@ start_fixture() {
 # start_relay NAME TO_PORT RTT_MS: sets RELAY_PORT_<NAME>.
 start_relay() {
   local name=$1 to=$2 rtt=$3
+  rm -f "$WORK/$name.port"  # a reused name must not find the old relay's port
   fx_exec nxdns-delay-relay --listen 127.0.0.1:0 --to "127.0.0.1:$to" --rtt-ms "$rtt" --port-file "$WORK/$name.port" \
     >"$WORK/$name.log" 2>&1 &
   PIDS+=("$!")

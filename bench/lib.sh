@@ -1,0 +1,236 @@
+# Helpers for bench/run.sh. Sourced after tests/integration/lib.sh (which
+# provides WORK, PIDS, make_pki, start_fixture, start_relay, wait_file, fail,
+# pick_loopback, stat). Everything here binds and connects to 127.0.0.0/8
+# only; the peers' configurations name no address outside it.
+#
+# A "server" is one of: nxdns-2.28, nxdns-3.6 (the daemon built against that
+# mbedTLS line), unbound, stubby. server_start runs it with ONE DoT upstream
+# (the fixture at 127.0.0.1:UPPORT, certificate name dot.test, verified
+# against the test CA) so every row compares the same work.
+
+BENCH_SERVERS_ALL=(nxdns-2.28 nxdns-3.6 unbound stubby)
+
+tree_of() {  # tree_of SERVER -> build tree of an nxdns server
+  case $1 in
+    nxdns-2.28) echo "$T228" ;;
+    nxdns-3.6) echo "$T36" ;;
+    *) return 1 ;;
+  esac
+}
+
+# wait_tcp ADDR PORT PID SECONDS: until ADDR:PORT accepts a TCP connection.
+# A bare connect, no DNS query: a query would open the upstream session and
+# spoil the "cold" measurement that follows.
+wait_tcp() {
+  local addr=$1 port=$2 pid=$3 secs=$4 i
+  for i in $(seq 1 $((secs * 20))); do
+    if (exec 3<>"/dev/tcp/$addr/$port") 2>/dev/null; then return 0; fi
+    kill -0 "$pid" 2>/dev/null || return 1
+    sleep 0.05
+  done
+  return 1
+}
+
+# nxdns_yaml FILE ADDR PORT UPPORT PKI [HTTP_PORT]: one DoT upstream; the
+# HTTP surface only when HTTP_PORT is given (the memory figures read
+# /metrics; elsewhere it stays off so it costs nothing).
+nxdns_yaml() {
+  local http="enabled: false"
+  [ -n "${6:-}" ] && http=$(printf 'enabled: true\n  listen: "%s:%s"' "$2" "$6")
+  cat >"$1" <<YAML
+listen:
+  - "$2:$3"
+upstreams:
+  - url: "tls://127.0.0.1:$4"
+    tls_name: "dot.test"
+    ca_file: "$5/ca.pem"
+budgets:
+  attempt_ms: 2000
+  total_ms: 5000
+http:
+  $http
+log:
+  level: warn
+YAML
+}
+
+# unbound: a pure forwarder. module-config "iterator" (no validator, so no
+# trust anchor and no priming); forward-first: no (the default) so it never
+# falls back to recursion; do-not-query-localhost: no because the only
+# upstream IS on loopback; local-zone "test." nodefault (below). Caches are shrunk and every TTL capped to 0 — the
+# unique names of every workload here defeat caching anyway. One thread, as
+# nxdns has one (and the machine has few cores).
+unbound_conf() {  # unbound_conf FILE DIR ADDR PORT UPPORT PKI
+  cat >"$1" <<CONF
+server:
+  verbosity: 0
+  use-syslog: no
+  logfile: "$2/unbound.log"
+  username: ""
+  chroot: ""
+  directory: "$2"
+  pidfile: "$2/unbound.pid"
+  do-daemonize: no
+  interface: $3@$4
+  port: $4
+  outgoing-interface: 127.0.0.1
+  do-ip4: yes
+  do-ip6: no
+  access-control: 127.0.0.0/8 allow
+  num-threads: 1
+  module-config: "iterator"
+  do-not-query-localhost: no
+  tls-cert-bundle: "$6/ca.pem"
+  msg-cache-slabs: 1
+  rrset-cache-slabs: 1
+  infra-cache-slabs: 1
+  key-cache-slabs: 1
+  msg-cache-size: 64k
+  rrset-cache-size: 64k
+  cache-max-ttl: 0
+  cache-max-negative-ttl: 0
+  prefetch: no
+  qname-minimisation: no
+  # Every workload queries names under .test, which unbound would otherwise
+  # answer itself (RFC 6761 default local zone: NXDOMAIN) without forwarding.
+  local-zone: "test." nodefault
+forward-zone:
+  name: "."
+  forward-tls-upstream: yes
+  forward-first: no
+  forward-addr: 127.0.0.1@$5#dot.test
+CONF
+}
+
+# stubby (getdns): strict DoT to the one fixture. No DNSSEC option is set, so
+# getdns never wants trust anchors (Debian's getdns 1.6 even rejects
+# trust_anchors_url: it is built without the anchor fetcher).
+stubby_conf() {  # stubby_conf FILE DIR ADDR PORT UPPORT PKI
+  cat >"$1" <<YAML
+resolution_type: GETDNS_RESOLUTION_STUB
+dns_transport_list:
+  - GETDNS_TRANSPORT_TLS
+tls_authentication: GETDNS_AUTHENTICATION_REQUIRED
+tls_ca_file: "$6/ca.pem"
+idle_timeout: 10000
+round_robin_upstreams: 0
+appdata_dir: "$2"
+listen_addresses:
+  - $3@$4
+upstream_recursive_servers:
+  - address_data: 127.0.0.1
+    tls_port: $5
+    tls_auth_name: "dot.test"
+YAML
+}
+
+# server_start SERVER ADDR PORT UPPORT PKI [HTTP_PORT]: starts it in the
+# background (prefixed by "${SRV_WRAP[@]}" when set, e.g. valgrind), waits
+# until it accepts TCP on ADDR:PORT. Sets SRV_PID and SRV_DIR.
+SRV_WRAP=()
+server_start() {
+  local srv=$1 addr=$2 port=$3 up=$4 pki=$5 http=${6:-}
+  SRV_DIR="$WORK/srv-$srv-$addr-$port-$RANDOM"
+  mkdir -p "$SRV_DIR"
+  case $srv in
+    nxdns-*)
+      nxdns_yaml "$SRV_DIR/c.yaml" "$addr" "$port" "$up" "$pki" "$http"
+      "${SRV_WRAP[@]}" "$(tree_of "$srv")/src/cli/nxdns" run -c "$SRV_DIR/c.yaml" >"$SRV_DIR/log" 2>&1 &
+      ;;
+    unbound)
+      unbound_conf "$SRV_DIR/unbound.conf" "$SRV_DIR" "$addr" "$port" "$up" "$pki"
+      unbound-checkconf "$SRV_DIR/unbound.conf" >"$SRV_DIR/checkconf" 2>&1 ||
+        { cat "$SRV_DIR/checkconf" >&2; return 1; }
+      "${SRV_WRAP[@]}" unbound -d -c "$SRV_DIR/unbound.conf" >"$SRV_DIR/log" 2>&1 &
+      ;;
+    stubby)
+      stubby_conf "$SRV_DIR/stubby.yml" "$SRV_DIR" "$addr" "$port" "$up" "$pki"
+      "${SRV_WRAP[@]}" stubby -C "$SRV_DIR/stubby.yml" >"$SRV_DIR/log" 2>&1 &
+      ;;
+    *) echo "unknown server $srv" >&2; return 1 ;;
+  esac
+  SRV_PID=$!
+  PIDS+=("$SRV_PID")
+  local secs=10
+  [ ${#SRV_WRAP[@]} -gt 0 ] && secs=60
+  if ! wait_tcp "$addr" "$port" "$SRV_PID" "$secs"; then
+    echo "$srv did not start listening on $addr:$port; its log:" >&2
+    tail -n 20 "$SRV_DIR/log" >&2
+    [ -f "$SRV_DIR/unbound.log" ] && tail -n 20 "$SRV_DIR/unbound.log" >&2
+    return 1
+  fi
+}
+
+server_stop() {  # server_stop: SIGTERM and reap SRV_PID (bounded: 20 s, then SIGKILL)
+  kill -TERM "$SRV_PID" 2>/dev/null || return 0
+  local i
+  for i in $(seq 1 200); do
+    kill -0 "$SRV_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -KILL "$SRV_PID" 2>/dev/null || true
+  wait "$SRV_PID" 2>/dev/null || true
+}
+
+# TLS version and connection count the fixture saw (its stats file).
+fixture_tls() {  # fixture_tls STATS_FILE -> "1.3" | "1.2" | "?"
+  local t13 t12
+  t13=$(stat "$1" tls13_handshakes)
+  t12=$(stat "$1" tls12_handshakes)
+  if [ "${t13:-0}" -gt 0 ] && [ "${t12:-0}" -eq 0 ]; then echo 1.3
+  elif [ "${t12:-0}" -gt 0 ] && [ "${t13:-0}" -eq 0 ]; then echo 1.2
+  elif [ "${t12:-0}" -gt 0 ]; then echo mixed
+  else echo "?"; fi
+}
+
+jfield() {  # jfield JSON KEY -> numeric value
+  sed -n "s/.*\"$2\":\([0-9.]*\).*/\1/p" <<<"$1" | head -n1
+}
+
+# stats VALUES... -> "median (best..worst)"; "-" when there is no value.
+stats() {
+  local v=()
+  for x in "$@"; do [ -n "$x" ] && v+=("$x"); done
+  [ ${#v[@]} -eq 0 ] && { echo "-"; return; }
+  printf '%s\n' "${v[@]}" | sort -g | awk '{v[NR]=$1} END {m = (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2;
+    if (NR == 1) printf "%.2f", m; else printf "%.2f (%.2f..%.2f)", m, v[1], v[NR]}'
+}
+median() {  # median VALUES... -> median only
+  local v=()
+  for x in "$@"; do [ -n "$x" ] && v+=("$x"); done
+  [ ${#v[@]} -eq 0 ] && { echo "-"; return; }
+  printf '%s\n' "${v[@]}" | sort -g | awk '{v[NR]=$1} END {m = (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2;
+    printf "%.0f", m}'
+}
+
+rss_kib() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$1/status"; }
+hwm_kib() { sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$1/status"; }
+mib() { awk -v k="$1" 'BEGIN { if (k == "") print "-"; else printf "%.1f", k / 1024 }'; }
+
+# CPU time (user+system) of a process in clock ticks.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null; }
+
+# names FILE COUNT TAG: COUNT unique A queries under perf.test for dnsperf.
+gen_names() {
+  awk -v n="$2" -v tag="$3" 'BEGIN { for (i = 0; i < n; i++) printf "q%d-%s.perf.test A\n", i, tag }' >"$1"
+}
+
+# open_sessions HTTP_ADDR:PORT UPSTREAM_INDEX -> nxdns_upstream_open_sessions
+open_sessions() {
+  curl -s --max-time 2 "http://$1/metrics" |
+    sed -n "s/^nxdns_upstream_open_sessions{upstream=\"$2\"[^}]*} \([0-9]*\).*/\1/p" | head -n1
+}
+
+# smaps_summary PID: where the resident memory is. First line: private
+# anonymous (heap, stacks: what the process itself allocated) vs file-backed
+# (program and shared-library pages, mostly shared with other processes);
+# then the RSS of the largest mappings by name.
+smaps_summary() {
+  awk '
+    /^[0-9a-f]+-[0-9a-f]+ / { name = (NF >= 6) ? $6 : "[anon]"; next }
+    /^Rss:/ { rss[name] += $2; if (name ~ /^\//) file += $2; else anon += $2 }
+    END {
+      printf "anon+heap+stack %.1f MiB, file-backed (binary+libraries) %.1f MiB\n", anon / 1024, file / 1024
+      for (n in rss) printf "%8d KiB  %s\n", rss[n], n | "sort -rn | head -n 12"
+    }' "/proc/$1/smaps"
+}

@@ -1,0 +1,610 @@
+#!/usr/bin/env bash
+# nxdns benchmark suite: one entry point, loopback only (issue 9).
+#
+#   bash bench/run.sh [--runs N] [--only SECTIONS] [--servers LIST] [--out DIR]
+#
+#   --runs N          burst repetitions per row; the table shows the median
+#                     and the best..worst range (default 3)
+#   --only SECTIONS   comma-separated subset of: bursts,doh,sustained,memory,cpu
+#                     (default: all of them)
+#   --servers LIST    comma-separated subset of: nxdns-2.28,nxdns-3.6,unbound,stubby
+#   --out DIR         where the report and raw files go (default /tmp/nxdns-bench.<time>)
+#
+# Everything runs inside a network namespace of its own (ip netns add
+# nxdns-bench-$$, only `lo` up, deleted on exit), so no packet can leave the
+# machine and no port of the host is touched. Without the privilege to create
+# one it falls back to the host's loopback and says so in the report.
+#
+# Build trees (configured RelWithDebInfo and built here when missing):
+#   NXDNS_BENCH_228 (default build-bench)     nxdns on Debian's mbedTLS 2.28
+#   NXDNS_BENCH_36  (default build-bench-m3)  nxdns on mbedTLS 3.6
+#                   (scripts/build-mbedtls3.sh provides the prefix)
+# Peers: unbound, stubby, dnsperf, valgrind from Debian
+# (sudo scripts/install-deps.sh --bench).
+#
+# Every upstream is the project's DoT fixture built against mbedTLS 3.6 (it
+# speaks TLS 1.3 to whoever can), so each row talks to the same server and
+# only the forwarder in the middle changes. docs/performance.md explains
+# every column. Budget: about 6 minutes with the defaults.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+RUNS=3
+ONLY=bursts,doh,sustained,memory,cpu
+SERVERS=nxdns-2.28,nxdns-3.6,unbound,stubby
+OUT=
+ARGS=("$@")
+while [ $# -gt 0 ]; do
+  case $1 in
+    --runs) RUNS=$2; shift 2 ;;
+    --only) ONLY=$2; shift 2 ;;
+    --servers) SERVERS=$2; shift 2 ;;
+    --out) OUT=$2; shift 2 ;;
+    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "bench/run.sh: unknown argument: $1" >&2; exit 2 ;;
+  esac
+done
+T228=${NXDNS_BENCH_228:-$ROOT/build-bench}
+T36=${NXDNS_BENCH_36:-$ROOT/build-bench-m3}
+
+# ------------------------------------------------------------------ outside
+if [ "${NXDNS_BENCH_INSIDE:-0}" != 1 ]; then
+  for tool in dnsperf unbound stubby valgrind callgrind_control curl; do
+    command -v "$tool" >/dev/null ||
+      { echo "bench/run.sh: $tool not found (sudo scripts/install-deps.sh --bench)" >&2; exit 1; }
+  done
+  build_tree() {  # build_tree DIR [cmake args...]
+    local dir=$1 t missing=0
+    shift
+    for t in src/cli/nxdns tests/fixtures/nxdns-fixture-dot tests/fixtures/nxdns-fixture-doh \
+             tests/fixtures/nxdns-delay-relay tests/fixtures/nxdns-test-pki; do
+      [ -x "$dir/$t" ] || missing=1
+    done
+    [ $missing = 0 ] && return 0
+    echo "bench: building $dir ..." >&2
+    mkdir -p "$dir"
+    cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNXDNS_WERROR=ON "$@" >"$dir/bench-build.log" 2>&1 ||
+      { echo "bench: configuring $dir failed (see $dir/bench-build.log)" >&2; return 1; }
+    cmake --build "$dir" -j2 --target nxdns nxdns-fixture-dot nxdns-fixture-doh nxdns-delay-relay \
+      nxdns-test-pki >>"$dir/bench-build.log" 2>&1 ||
+      { echo "bench: build of $dir failed (see $dir/bench-build.log)" >&2; return 1; }
+  }
+  build_tree "$T228" || exit 1
+  PREFIX=$(bash "$ROOT/scripts/build-mbedtls3.sh" | tail -n1) || exit 1
+  build_tree "$T36" -DMBEDTLS_ROOT="$PREFIX" || exit 1
+
+  [ -n "$OUT" ] || OUT=/tmp/nxdns-bench.$(date -u +%Y%m%dT%H%M%SZ)
+  mkdir -p "$OUT"
+  export NXDNS_BENCH_INSIDE=1 NXDNS_BENCH_OUT=$OUT NXDNS_BENCH_228=$T228 NXDNS_BENCH_36=$T36
+  NS=nxdns-bench-$$
+  if ip netns add "$NS" 2>"$OUT/netns.err"; then
+    netns_cleanup() {
+      # Whatever still runs in the namespace was started by this run.
+      local pid
+      for pid in $(ip netns pids "$NS" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null || true; done
+      ip netns del "$NS" 2>/dev/null || true
+    }
+    trap netns_cleanup EXIT
+    trap 'exit 130' INT TERM
+    if ip netns exec "$NS" ip link set lo up 2>>"$OUT/netns.err"; then
+      NXDNS_BENCH_NETNS=$NS ip netns exec "$NS" bash "$0" "${ARGS[@]}"
+      exit $?
+    fi
+  fi
+  echo "NOTE: could not create a network namespace ($(tr '\n' ' ' <"$OUT/netns.err")):" \
+    "running on the HOST loopback instead (peers still only talk to 127.0.0.1)" | tee "$OUT/netns.note"
+  NXDNS_BENCH_NETNS='' bash "$0" "${ARGS[@]}"
+  exit $?
+fi
+
+# ------------------------------------------------------------------- inside
+OUT=$NXDNS_BENCH_OUT
+FIXTURE_TREE=$T36
+export NXDNS="$T228/src/cli/nxdns" FIXTURES="$FIXTURE_TREE/tests/fixtures"
+# shellcheck source=tests/integration/lib.sh
+source "$ROOT/tests/integration/lib.sh" >/dev/null
+set +e
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
+IFS=, read -r -a SRV_LIST <<<"$SERVERS"
+HZ=$(getconf CLK_TCK)
+
+want() { [[ ",$ONLY," == *",$1,"* ]]; }
+
+# Processes started since a mark are stopped together (a measurement's
+# fixture, relay and server), so nothing of one row survives into the next.
+pids_mark() { echo "${#PIDS[@]}"; }
+pids_release() {
+  local i
+  for ((i = $1; i < ${#PIDS[@]}; i++)); do kill "${PIDS[$i]}" 2>/dev/null; done
+  for ((i = $1; i < ${#PIDS[@]}; i++)); do wait "${PIDS[$i]}" 2>/dev/null; done
+  PIDS=("${PIDS[@]:0:$1}")
+}
+
+# ------------------------------------------------------------- the machine
+header() {
+  echo "nxdns benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')"
+  if [ -n "${NXDNS_BENCH_NETNS:-}" ]; then
+    echo "isolation: network namespace $NXDNS_BENCH_NETNS (only lo up)"
+  else
+    echo "isolation: NONE - host loopback (network namespace could not be created; see above)"
+  fi
+  echo "machine: $(nproc) CPU(s), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)," \
+    "kernel $(uname -r)"
+  echo "nxdns 2.28 tree: $T228 ($("$T228/src/cli/nxdns" version | tr '\n' ' '))"
+  echo "nxdns 3.6 tree:  $T36 ($("$T36/src/cli/nxdns" version | sed -n 's/^mbedtls/mbedtls/p'))"
+  echo "fixture: $FIXTURE_TREE/tests/fixtures (mbedTLS 3.6: TLS 1.3 capable)"
+  echo "unbound $(unbound -V | sed -n 's/^Version //p') ($(unbound -V | sed -n 's/^Linked libs: //p'))"
+  echo "stubby $(dpkg-query -W -f='${Version}' stubby 2>/dev/null) (getdns $(dpkg-query -W -f='${Version}' libgetdns10 2>/dev/null))," \
+    "dnsperf $(dpkg-query -W -f='${Version}' dnsperf 2>/dev/null), valgrind $(valgrind --version | sed 's/valgrind-//')"
+  echo "command: bash bench/run.sh ${ARGS[*]}"
+}
+
+# ------------------------------------------------------------------ bursts
+# SERVFAILs plus timeouts of a cold and a warm burst; a burst that printed
+# nothing (the tool itself failed) counts all of its 30 queries as bad.
+bad_count() {
+  local cs ct co ws wt wo
+  cs=$(jfield "$1" servfail) ct=$(jfield "$1" timeouts) co=$(jfield "$1" other_errors)
+  ws=$(jfield "$2" servfail) wt=$(jfield "$2" timeouts) wo=$(jfield "$2" other_errors)
+  [ -n "$1" ] || cs=30
+  [ -n "$2" ] || ws=30
+  echo $((${cs:-0} + ${ct:-0} + ${co:-0} + ${ws:-0} + ${wt:-0} + ${wo:-0}))
+}
+
+# burst_once SERVER KIND: one fresh upstream path and one fresh server, then a
+# cold burst (no session yet) and a warm one. Prints
+# "cold_wall cold_ratio cold_stair warm_wall warm_ratio warm_stair bad tls conns".
+burst_once() {
+  local srv=$1 kind=$2 mark rtt=0 flags=() addr cold warm bad
+  mark=$(pids_mark)
+  # Runs in a process substitution: a `fail` exit must still stop its processes.
+  # shellcheck disable=SC2064  # expanded now on purpose: $mark is a local
+  trap "pids_release $mark" EXIT
+  case $kind in
+    rtt0) rtt=0 ;;
+    rtt40) rtt=40 ;;
+    serial40) rtt=40 flags=(--serial --response-delay-ms 10) ;;
+  esac
+  start_fixture up "$WORK/pki" "${flags[@]}"
+  # start_relay (tests/integration/lib.sh) does not remove a stale port file:
+  # without this it could hand back the previous measurement's dead relay.
+  rm -f "$WORK/rl.port"
+  start_relay rl "$FIX_PORT_up" "$rtt"
+  addr=$(pick_loopback)
+  if ! server_start "$srv" "$addr" 5300 "$RELAY_PORT_rl" "$WORK/pki"; then
+    pids_release "$mark"
+    echo "- - - - - - 30 ? 0"
+    return
+  fi
+  cold=$(timeout 30 "$NXDNS" burst --server "$addr:5300" --names 30 --cold --json 2>/dev/null)
+  warm=$(timeout 30 "$NXDNS" burst --server "$addr:5300" --names 30 --json 2>/dev/null)
+  server_stop
+  sleep 0.1  # the fixture rewrites its stats once per loop iteration
+  bad=$(bad_count "$cold" "$warm")
+  echo "$(jfield "$cold" wall_ms) $(jfield "$cold" ratio) $(jfield "$cold" staircase)" \
+    "$(jfield "$warm" wall_ms) $(jfield "$warm" ratio) $(jfield "$warm" staircase) $bad" \
+    "$(fixture_tls "$WORK/up.stats") $(stat "$WORK/up.stats" accepts)"
+  pids_release "$mark"
+}
+
+section_bursts() {
+  make_pki "$WORK/pki" dot.test
+  echo
+  echo "== bursts: 30 concurrent unique names, one DoT upstream (fixture), median of $RUNS runs (best..worst)"
+  printf '%-11s %-9s %-4s %-7s %-19s %-6s %-7s %-19s %-6s %-6s %s\n' server upstream TLS \
+    "cold ms" "cold ratio" stair "warm ms" "warm ratio" stair "bad" conns
+  local srv kind
+  for kind in rtt0 rtt40 serial40; do
+    for srv in "${SRV_LIST[@]}"; do
+      local cw=() cr=() cs=() ww=() wr=() ws=() cn=() bad=0 tls='?' a b c d e f g h i
+      for _ in $(seq 1 "$RUNS"); do
+        read -r a b c d e f g h i < <(burst_once "$srv" "$kind")
+        cw+=("$a") cr+=("$b") cs+=("$c") ww+=("$d") wr+=("$e") ws+=("$f") cn+=("$i")
+        bad=$((bad + ${g:-30}))
+        tls=$h
+      done
+      printf '%-11s %-9s %-4s %-7s %-19s %-6s %-7s %-19s %-6s %-6s %s\n' "$srv" "$kind" "$tls" \
+        "$(median "${cw[@]}")" "$(stats "${cr[@]}")" "$(stats "${cs[@]}" | cut -d' ' -f1)" \
+        "$(median "${ww[@]}")" "$(stats "${wr[@]}")" "$(stats "${ws[@]}" | cut -d' ' -f1)" "$bad" \
+        "$(median "${cn[@]}")"
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$srv" "$kind" "$tls" "$(median "${cw[@]}")" \
+        "$(stats "${cr[@]}")" "$(median "${ww[@]}")" "$(stats "${wr[@]}")" "$bad" "$(median "${cn[@]}")" \
+        >>"$OUT/bursts.tsv"
+    done
+  done
+  echo "ratio = burst wall / one warm query of the same run; stair = slope of sorted completions / single"
+  echo "(0 = all at once, 1 = one after another); bad = SERVFAIL + timeouts + other errors over all runs (60 queries a run);"
+  echo "conns = TLS connections the fixture accepted in one run; rtt40 = 40 ms simulated round trip;"
+  echo "serial40 = upstream answers one query per connection at a time, 10 ms think time, 40 ms RTT"
+}
+
+# --------------------------------------------------------------------- DoH
+# nxdns only: neither unbound 1.17 nor stubby forwards over DoH. Path:
+# relay (RTT) -> nghttpx (TLS, HTTP/2) -> DoH fixture (plain HTTP/1.1).
+# Cold here also includes nghttpx opening its backend connections, which a
+# real DoH server does not have to do.
+doh_once() {  # doh_once SERVER RTT -> same fields as burst_once
+  local srv=$1 rtt=$2 mark addr cold warm bad ngx_port ngx_pid up=0 tree
+  mark=$(pids_mark)
+  # shellcheck disable=SC2064  # expanded now on purpose: $mark is a local
+  trap "pids_release $mark" EXIT
+  tree=$(tree_of "$srv") || return 1
+  rm -f "$WORK/dohfx.port"
+  fx_exec nxdns-fixture-doh --listen 127.0.0.1:0 --port-file "$WORK/dohfx.port" --plain >"$WORK/dohfx.log" 2>&1 &
+  PIDS+=("$!")
+  wait_file "$WORK/dohfx.port" || { pids_release "$mark"; echo "- - - - - - 60 - -"; return; }
+  for _ in 1 2 3; do
+    ngx_port=$((20000 + RANDOM % 30000))
+    nghttpx --conf=/dev/null --single-process --workers=1 --no-ocsp "--frontend=127.0.0.1,$ngx_port" \
+      "--backend=127.0.0.1,$(cat "$WORK/dohfx.port")" --backend-connections-per-host=64 \
+      --backend-keep-alive-timeout=60s "--errorlog-file=$WORK/nghttpx.log" \
+      "$WORK/dohpki/server.key" "$WORK/dohpki/server.pem" >"$WORK/nghttpx.out" 2>&1 &
+    ngx_pid=$!
+    PIDS+=("$ngx_pid")
+    if wait_tcp 127.0.0.1 "$ngx_port" "$ngx_pid" 3; then up=1; break; fi
+    kill "$ngx_pid" 2>/dev/null
+  done
+  [ $up = 1 ] || { pids_release "$mark"; echo "- - - - - - 60 - -"; return; }
+  rm -f "$WORK/dohrl.port"
+  start_relay dohrl "$ngx_port" "$rtt"
+  addr=$(pick_loopback)
+  cat >"$WORK/doh.yaml" <<YAML
+listen:
+  - "$addr:5300"
+upstreams:
+  - url: "https://doh.test:$RELAY_PORT_dohrl/dns-query"
+    address: "127.0.0.1"
+    ca_file: "$WORK/dohpki/ca.pem"
+budgets:
+  attempt_ms: 2000
+  total_ms: 5000
+http:
+  enabled: false
+log:
+  level: warn
+YAML
+  "$tree/src/cli/nxdns" run -c "$WORK/doh.yaml" >"$WORK/doh-daemon.log" 2>&1 &
+  SRV_PID=$!
+  PIDS+=("$SRV_PID")
+  wait_tcp "$addr" 5300 "$SRV_PID" 10 || { pids_release "$mark"; echo "- - - - - - 60 - -"; return; }
+  cold=$(timeout 30 "$NXDNS" burst --server "$addr:5300" --names 30 --cold --json 2>/dev/null)
+  warm=$(timeout 30 "$NXDNS" burst --server "$addr:5300" --names 30 --json 2>/dev/null)
+  server_stop
+  bad=$(bad_count "$cold" "$warm")
+  echo "$(jfield "$cold" wall_ms) $(jfield "$cold" ratio) $(jfield "$cold" staircase)" \
+    "$(jfield "$warm" wall_ms) $(jfield "$warm" ratio) $(jfield "$warm" staircase) $bad h2 -"
+  pids_release "$mark"
+}
+
+section_doh() {
+  command -v nghttpx >/dev/null || { echo; echo "== DoH: skipped (nghttpx not installed)"; return; }
+  make_pki "$WORK/dohpki" doh.test
+  echo
+  echo "== DoH bursts (nxdns only; unbound and stubby have no DoH upstream): 30 names, HTTP/2 via nghttpx"
+  printf '%-11s %-9s %-7s %-19s %-6s %-7s %-19s %-6s %s\n' server upstream "cold ms" "cold ratio" stair \
+    "warm ms" "warm ratio" stair bad
+  local srv rtt
+  for rtt in 0 40; do
+    for srv in "${SRV_LIST[@]}"; do
+      [[ $srv == nxdns-* ]] || continue
+      local cw=() cr=() cs=() ww=() wr=() ws=() bad=0 a b c d e f g h i
+      for _ in $(seq 1 "$RUNS"); do
+        read -r a b c d e f g h i < <(doh_once "$srv" "$rtt")
+        cw+=("$a") cr+=("$b") cs+=("$c") ww+=("$d") wr+=("$e") ws+=("$f")
+        bad=$((bad + ${g:-30}))
+      done
+      printf '%-11s %-9s %-7s %-19s %-6s %-7s %-19s %-6s %s\n' "$srv" "doh-rtt$rtt" \
+        "$(median "${cw[@]}")" "$(stats "${cr[@]}")" "$(stats "${cs[@]}" | cut -d' ' -f1)" \
+        "$(median "${ww[@]}")" "$(stats "${wr[@]}")" "$(stats "${ws[@]}" | cut -d' ' -f1)" "$bad"
+    done
+  done
+}
+
+# --------------------------------------------------------------- sustained
+# dnsperf at a fixed outstanding-query limit for a fixed time, unique names
+# (no cache can help), straight at the fixture (no relay: the relay's own
+# per-byte timers would be the bottleneck). Percentiles come from dnsperf -v
+# (one "> RCODE name type latency" line per answer).
+SUST_Q=64
+SUST_L=10
+SUST_NAMES=400000
+perf_parse() {  # perf_parse OUTFILE -> "noerror_qps p50_ms p99_ms sent lost runtime noerror"
+  local f=$1 rt sent lost noerr
+  rt=$(sed -n 's/.*Run time (s):[[:space:]]*\([0-9.]*\).*/\1/p' "$f" | head -n1)
+  sent=$(sed -n 's/.*Queries sent:[[:space:]]*\([0-9]*\).*/\1/p' "$f" | head -n1)
+  lost=$(sed -n 's/.*Queries lost:[[:space:]]*\([0-9]*\).*/\1/p' "$f" | head -n1)
+  noerr=$(grep -c '^> NOERROR ' "$f")
+  local pct
+  pct=$(awk '/^> NOERROR / {print $NF}' "$f" | sort -g | awk '{v[NR]=$1} END {
+      if (NR == 0) { print "- -"; exit }
+      i50 = int(NR * 0.50); if (i50 < 1) i50 = 1; i99 = int(NR * 0.99); if (i99 < 1) i99 = 1;
+      printf "%.2f %.2f", v[i50] * 1000, v[i99] * 1000 }')
+  awk -v n="$noerr" -v rt="${rt:-0}" -v pct="$pct" -v s="${sent:-0}" -v l="${lost:-0}" \
+    'BEGIN { printf "%.0f %s %s %s %s %s\n", (rt > 0 ? n / rt : 0), pct, s, l, rt, n }'
+}
+
+SUST_RUNS=3
+sust_row() {  # sust_row LABEL TLS QPS P50 P99 LOST CONNS SRVCPU FIXCPU USQ
+  printf '%-24s %-4s %-9s %-8s %-8s %-12s %-6s %-8s %-8s %s\n' "$@"
+}
+pct_of() { awk -v t="$1" -v hz="$HZ" -v rt="$2" 'BEGIN{ if (rt > 0) printf "%.0f%%", 100 * t / hz / rt; else print "-" }'; }
+
+section_sustained() {
+  make_pki "$WORK/pki" dot.test
+  echo
+  echo "== sustained: dnsperf -q $SUST_Q -l $SUST_L, unique names, one DoT upstream (fixture, no added RTT), $SUST_RUNS rounds"
+  sust_row server TLS "NOERR/s" "p50 ms" "p99 ms" "lost/sent" conns "srv CPU" "fix CPU" "srv us/q"
+  local srv mark addr f0 f1 c0 c1 qps p50 p99 sent lost rt n fixpid round
+  : >"$WORK/sust.tsv"
+  # Rounds interleave the servers, so a slow phase of the machine spreads
+  # over all of them instead of landing on one.
+  for round in $(seq 1 "$SUST_RUNS"); do
+    # Reference: the fixture alone, dnsperf speaking DoT to it over one
+    # connection: what the upstream side of this machine can deliver.
+    mark=$(pids_mark)
+    start_fixture up "$WORK/pki"
+    fixpid=${PIDS[-1]}
+    gen_names "$WORK/names" "$SUST_NAMES" "ref$RANDOM"
+    f0=$(cpu_ticks "$fixpid")
+    timeout $((SUST_L + 30)) dnsperf -m dot -s 127.0.0.1 -p "$FIX_PORT_up" -d "$WORK/names" -q "$SUST_Q" \
+      -l "$SUST_L" -t 5 -v >"$WORK/perf-ref.out" 2>&1
+    f1=$(cpu_ticks "$fixpid")
+    read -r qps p50 p99 sent lost rt n < <(perf_parse "$WORK/perf-ref.out")
+    sust_row "#$round fixture direct" "$(fixture_tls "$WORK/up.stats")" "$qps" "$p50" "$p99" "$lost/$sent" \
+      "$(stat "$WORK/up.stats" accepts)" "-" "$(pct_of $((f1 - f0)) "$rt")" "-"
+    printf 'fixture-direct\t%s\t%s\t%s\t-\n' "$qps" "$p50" "$p99" >>"$WORK/sust.tsv"
+    pids_release "$mark"
+    for srv in "${SRV_LIST[@]}"; do
+      mark=$(pids_mark)
+      start_fixture up "$WORK/pki"
+      fixpid=${PIDS[-1]}
+      addr=$(pick_loopback)
+      if ! server_start "$srv" "$addr" 5300 "$FIX_PORT_up" "$WORK/pki"; then
+        echo "$srv: did not start"
+        pids_release "$mark"
+        continue
+      fi
+      # Same warm start for everyone: sessions open before the clock starts.
+      timeout 20 "$NXDNS" burst --server "$addr:5300" --names 30 --zone warm.test --json >/dev/null 2>&1
+      gen_names "$WORK/names" "$SUST_NAMES" "$srv$RANDOM"
+      c0=$(cpu_ticks "$SRV_PID")
+      f0=$(cpu_ticks "$fixpid")
+      timeout $((SUST_L + 30)) dnsperf -s "$addr" -p 5300 -d "$WORK/names" -q "$SUST_Q" -l "$SUST_L" -t 5 -v \
+        >"$WORK/perf-$srv.out" 2>&1
+      c1=$(cpu_ticks "$SRV_PID")
+      f1=$(cpu_ticks "$fixpid")
+      server_stop
+      sleep 0.1
+      read -r qps p50 p99 sent lost rt n < <(perf_parse "$WORK/perf-$srv.out")
+      local usq
+      usq=$(awk -v t=$((c1 - c0)) -v hz="$HZ" -v n="$n" 'BEGIN{ if (n > 0) printf "%.0f", 1e6 * t / hz / n; else print "-" }')
+      sust_row "#$round $srv" "$(fixture_tls "$WORK/up.stats")" "$qps" "$p50" "$p99" "$lost/$sent" \
+        "$(stat "$WORK/up.stats" accepts)" "$(pct_of $((c1 - c0)) "$rt")" "$(pct_of $((f1 - f0)) "$rt")" "$usq"
+      printf '%s\t%s\t%s\t%s\t%s\n' "$srv" "$qps" "$p50" "$p99" "$usq" >>"$WORK/sust.tsv"
+      grep -v '^>' "$WORK/perf-$srv.out" >"$OUT/dnsperf-$srv-round$round.txt"
+      pids_release "$mark"
+    done
+  done
+  cp "$WORK/sust.tsv" "$OUT/sustained.tsv"
+  echo
+  echo "-- sustained, median of $SUST_RUNS rounds (best..worst NOERR/s); x unbound = median NOERR/s over unbound's"
+  printf '%-16s %-28s %-8s %-8s %-9s %s\n' server "NOERR/s" "p50 ms" "p99 ms" "srv us/q" "x unbound"
+  local ub label
+  ub=$(median $(awk -F'\t' '$1 == "unbound" {print $2}' "$WORK/sust.tsv"))
+  for label in fixture-direct "${SRV_LIST[@]}"; do
+    local q=() a=() b=() u=()
+    mapfile -t q < <(awk -F'\t' -v s="$label" '$1 == s {print $2}' "$WORK/sust.tsv")
+    mapfile -t a < <(awk -F'\t' -v s="$label" '$1 == s {print $3}' "$WORK/sust.tsv")
+    mapfile -t b < <(awk -F'\t' -v s="$label" '$1 == s {print $4}' "$WORK/sust.tsv")
+    mapfile -t u < <(awk -F'\t' -v s="$label" '$1 == s && $5 != "-" {print $5}' "$WORK/sust.tsv")
+    [ ${#q[@]} -gt 0 ] || continue
+    printf '%-16s %-28s %-8s %-8s %-9s %s\n' "$label" "$(stats "${q[@]}" | sed 's/\.00//g')" \
+      "$(stats "${a[@]}" | cut -d' ' -f1)" "$(stats "${b[@]}" | cut -d' ' -f1)" "$(median "${u[@]}")" \
+      "$(awk -v m="$(median "${q[@]}")" -v u="$ub" 'BEGIN{ if (u + 0 > 0 && m != "-") printf "%.2f", m / u; else print "-" }')"
+  done
+  echo "NOERR/s = NOERROR answers / run time; p50/p99 over NOERROR answers (dnsperf -v); lost = timed out;"
+  echo "CPU = share of one core over the run (srv: the forwarder, fix: the fixture); us/q = forwarder CPU per answer"
+}
+
+# ------------------------------------------------------------------ memory
+# VmRSS of a server idle (started, no query), after a cold and a warm 30-name
+# burst, and (nxdns) with 2 upstreams x 8 open sessions.
+two_by_eight() {  # two_by_eight SERVER -> "rss_kib hwm_kib sessions0 sessions1"
+  local srv=$1 tree mark addr pa pb http s0 s1 i
+  tree=$(tree_of "$srv") || return 1
+  mark=$(pids_mark)
+  # shellcheck disable=SC2064  # expanded now on purpose: $mark is a local
+  trap "pids_release $mark" EXIT
+  # Upstream A (priority 0) is down at first: every query fails over to B
+  # (priority 1), whose 8 sessions open under 64-name bursts. Then A comes
+  # back on the same port; once its backoff ends the bursts open A's 8
+  # sessions while B's stay open (idle sessions live 30 s). A 100 ms think
+  # time keeps 64 exchanges in flight at once, so placement fills every slot.
+  start_fixture fa "$WORK/pki" --response-delay-ms 100
+  pa=$FIX_PORT_fa
+  kill "${PIDS[-1]}" 2>/dev/null
+  wait "${PIDS[-1]}" 2>/dev/null
+  start_fixture fb "$WORK/pki" --response-delay-ms 100
+  pb=$FIX_PORT_fb
+  addr=$(pick_loopback)
+  http=18053
+  cat >"$WORK/two.yaml" <<YAML
+listen:
+  - "$addr:5300"
+upstreams:
+  - url: "tls://127.0.0.1:$pa"
+    tls_name: "dot.test"
+    ca_file: "$WORK/pki/ca.pem"
+    priority: 0
+  - url: "tls://127.0.0.1:$pb"
+    tls_name: "dot.test"
+    ca_file: "$WORK/pki/ca.pem"
+    priority: 1
+budgets:
+  attempt_ms: 2000
+  total_ms: 5000
+http:
+  enabled: true
+  listen: "$addr:$http"
+log:
+  level: error
+YAML
+  "$tree/src/cli/nxdns" run -c "$WORK/two.yaml" >"$WORK/two.log" 2>&1 &
+  SRV_PID=$!
+  PIDS+=("$SRV_PID")
+  wait_tcp "$addr" 5300 "$SRV_PID" 10 || { pids_release "$mark"; echo "- - - -"; return; }
+  for i in 1 2 3 4 5; do
+    timeout 20 "$NXDNS" burst --server "$addr:5300" --names 64 --zone b.test --json >/dev/null 2>&1
+    s1=$(open_sessions "$addr:$http" 1)
+    [ "${s1:-0}" -ge 8 ] && break
+  done
+  start_fixture fa "$WORK/pki" --response-delay-ms 100 --listen "127.0.0.1:$pa"
+  for i in $(seq 1 40); do
+    timeout 20 "$NXDNS" burst --server "$addr:5300" --names 64 --zone a.test --json >/dev/null 2>&1
+    s0=$(open_sessions "$addr:$http" 0)
+    s1=$(open_sessions "$addr:$http" 1)
+    [ "${s0:-0}" -ge 8 ] && [ "${s1:-0}" -ge 8 ] && break
+    sleep 0.5
+  done
+  sleep 0.3
+  smaps_summary "$SRV_PID" >"$OUT/smaps-$srv-2x8.txt"
+  echo "$(rss_kib "$SRV_PID") $(hwm_kib "$SRV_PID") ${s0:-?} ${s1:-?}"
+  server_stop
+  pids_release "$mark"
+}
+
+section_memory() {
+  make_pki "$WORK/pki" dot.test
+  echo
+  echo "== memory: VmRSS (MiB) of the forwarder process"
+  printf '%-11s %-8s %-12s %-22s %s\n' server idle "after burst" "2 upstreams x 8 sess" "peak (VmHWM)"
+  local srv mark addr idle after two hwm s0 s1
+  for srv in "${SRV_LIST[@]}"; do
+    mark=$(pids_mark)
+    start_fixture up "$WORK/pki"
+    addr=$(pick_loopback)
+    server_start "$srv" "$addr" 5300 "$FIX_PORT_up" "$WORK/pki" || { pids_release "$mark"; continue; }
+    sleep 1
+    idle=$(rss_kib "$SRV_PID")
+    smaps_summary "$SRV_PID" >"$OUT/smaps-$srv-idle.txt"
+    timeout 20 "$NXDNS" burst --server "$addr:5300" --names 30 --cold --json >/dev/null 2>&1
+    timeout 20 "$NXDNS" burst --server "$addr:5300" --names 30 --json >/dev/null 2>&1
+    sleep 0.3
+    after=$(rss_kib "$SRV_PID")
+    hwm=$(hwm_kib "$SRV_PID")
+    server_stop
+    pids_release "$mark"
+    two="n/a (1 upstream)"
+    if [[ $srv == nxdns-* ]]; then
+      read -r two hwm s0 s1 < <(two_by_eight "$srv")
+      two="$(mib "$two") ($s0+$s1 sess)"
+    fi
+    printf '%-11s %-8s %-12s %-22s %s\n' "$srv" "$(mib "$idle")" "$(mib "$after")" "$two" "$(mib "$hwm")"
+  done
+  local f
+  for f in "$OUT"/smaps-*-idle.txt "$OUT"/smaps-*-2x8.txt; do
+    [ -f "$f" ] && echo "  $(basename "$f" .txt): $(head -n1 "$f")"
+  done
+  echo "2 upstreams x 8 sessions: sessions counted by nxdns_upstream_open_sessions on /metrics (upstream 0 + 1);"
+  echo "peak = VmHWM of the 2x8 run for nxdns, of the burst run for the peers"
+}
+
+# --------------------------------------------------------------------- CPU
+# Instructions per forwarded query on a warm session, counted by callgrind
+# in the server process (user space only: kernel work in send/recv is not
+# counted). After a warm-up query opens the session, counters are zeroed,
+# N1 queries are sent one at a time (dnsperf -q 1) and dumped, then N2 more
+# and dumped: per query = (Ir(N2) - Ir(N1)) / (N2 - N1), so whatever a dump
+# window costs regardless of the query count (timers, the dump) cancels.
+CPU_N1=100
+CPU_N2=600
+ir_of() { sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$1" | head -n1; }
+
+section_cpu() {
+  make_pki "$WORK/pki" dot.test
+  echo
+  echo "== CPU: instructions per forwarded query, warm session, one query at a time (callgrind)"
+  printf '%-11s %-4s %-12s %-12s %-14s %s\n' server TLS "Ir/${CPU_N1}q" "Ir/${CPU_N2}q" "Ir per query" "answers"
+  local srv mark addr d1 d2 i1 i2 n1 n2 dumps
+  for srv in "${SRV_LIST[@]}"; do
+    mark=$(pids_mark)
+    start_fixture up "$WORK/pki"
+    addr=$(pick_loopback)
+    SRV_WRAP=(valgrind --tool=callgrind "--callgrind-out-file=$WORK/cg-$srv.%p" --dump-instr=no --collect-systime=no)
+    server_start "$srv" "$addr" 5300 "$FIX_PORT_up" "$WORK/pki"
+    local rc=$?
+    SRV_WRAP=()
+    [ $rc = 0 ] || { pids_release "$mark"; continue; }
+    dig @"$addr" -p 5300 +tries=1 +time=20 warm1.perf.test >/dev/null 2>&1
+    dig @"$addr" -p 5300 +tries=1 +time=20 warm2.perf.test >/dev/null 2>&1
+    gen_names "$WORK/n1" "$CPU_N1" "a$RANDOM"
+    gen_names "$WORK/n2" "$CPU_N2" "b$RANDOM"
+    callgrind_control -z "$SRV_PID" >/dev/null 2>&1
+    timeout 120 dnsperf -s "$addr" -p 5300 -d "$WORK/n1" -n 1 -q 1 -t 10 -v >"$WORK/cg1.out" 2>&1
+    callgrind_control -d "$SRV_PID" >/dev/null 2>&1
+    timeout 300 dnsperf -s "$addr" -p 5300 -d "$WORK/n2" -n 1 -q 1 -t 10 -v >"$WORK/cg2.out" 2>&1
+    callgrind_control -d "$SRV_PID" >/dev/null 2>&1
+    sleep 0.5
+    server_stop
+    sleep 0.1
+    n1=$(grep -c '^> NOERROR ' "$WORK/cg1.out")
+    n2=$(grep -c '^> NOERROR ' "$WORK/cg2.out")
+    dumps=$(ls "$WORK/cg-$srv".*.1 2>/dev/null | head -n1)
+    d1=$dumps
+    d2=${dumps%.1}.2
+    i1=$(ir_of "$d1" 2>/dev/null)
+    i2=$(ir_of "$d2" 2>/dev/null)
+    printf '%-11s %-4s %-12s %-12s %-14s %s\n' "$srv" "$(fixture_tls "$WORK/up.stats")" "${i1:--}" "${i2:--}" \
+      "$(awk -v a="$i1" -v b="$i2" -v n1="$CPU_N1" -v n2="$CPU_N2" 'BEGIN{ if (a != "" && b != "") printf "%.0f", (b - a) / (n2 - n1); else print "-" }')" \
+      "$n1/$CPU_N1 + $n2/$CPU_N2"
+    if [ -f "$d2" ]; then
+      cp "$d2" "$OUT/callgrind-$srv.out"
+      callgrind_annotate --threshold=100 "$d2" >"$OUT/profile-$srv.txt" 2>/dev/null
+      callgrind_annotate --inclusive=yes "$d2" >"$OUT/profile-$srv-inclusive.txt" 2>/dev/null
+    fi
+    pids_release "$mark"
+  done
+  echo "Ir = instructions executed in the server process (user space), per dump window; answers = NOERROR/sent"
+  local p
+  for srv in "${SRV_LIST[@]}"; do
+    p="$OUT/profile-$srv.txt"
+    [ -f "$p" ] || continue
+    echo
+    echo "-- $srv: top functions by own instructions over the $CPU_N2-query window (share of the window)"
+    top_functions "$p" 10
+  done
+}
+
+# top_functions ANNOTATE_FILE N: "share  Ir  function (object)" of the N
+# costliest functions, the share computed against the program total.
+top_functions() {
+  awk -v n="$2" '
+    /PROGRAM TOTALS/ { gsub(",", "", $1); total = $1 + 0; next }
+    /file:function/ { body = 1; next }
+    body && /^ *[0-9][0-9,]* / {
+      ir = $1; gsub(",", "", ir); ir = ir + 0
+      line = $0; sub(/^ *[0-9,]+ +(\([^)]*\) +)?/, "", line)
+      # Frames on the stack when callgrind dumps (main, the event loop) are
+      # listed with the whole window as their cost: not own work, skip them.
+      if (total > 0 && ir >= 0.99 * total) next
+      if (total > 0 && shown < n) { printf "  %5.1f%%  %12s  %s\n", 100 * ir / total, $1, line; shown++ }
+    }' "$1"
+}
+
+# --------------------------------------------------------------------- run
+{
+  [ -f "$OUT/netns.note" ] && cat "$OUT/netns.note"
+  header
+  for sec in bursts doh sustained memory cpu; do
+    want "$sec" || continue
+    t0=$(date +%s)
+    (
+      WORK=$(mktemp -d "${TMPDIR:-/tmp}/nxdns-bench-$sec.XXXXXX")
+      PIDS=()
+      trap cleanup EXIT
+      "section_$sec"
+    )
+    echo "($sec: $(($(date +%s) - t0)) s)"
+  done
+} 2>&1 | tee "$OUT/report.txt"
+echo "report: $OUT/report.txt"
