@@ -219,21 +219,32 @@ section_bursts() {
 }
 
 # --------------------------------------------------------------------- DoH
-# nxdns only: neither unbound 1.17 nor stubby forwards over DoH. Path:
-# relay (RTT) -> nghttpx (TLS, HTTP/2) -> DoH fixture (plain HTTP/1.1).
-# Cold here also includes nghttpx opening its backend connections, which a
-# real DoH server does not have to do.
-doh_once() {  # doh_once SERVER RTT -> same fields as burst_once
-  local srv=$1 rtt=$2 mark addr cold warm bad ngx_port ngx_pid up=0 tree
+# nxdns only: neither unbound 1.17 nor stubby forwards over DoH. Paths:
+#   h2: relay (RTT) -> nghttpx (TLS, HTTP/2) -> DoH fixture (plain HTTP/1.1).
+#       Cold also includes nghttpx opening its backend connections, which a
+#       real DoH server does not have to do.
+#   h1: relay (RTT) -> DoH fixture (TLS, HTTP/1.1 only: libmicrohttpd), so
+#       curl opens up to 8 connections (slots_per_entry) and a burst of 30
+#       runs in ~4 rounds.
+doh_once() {  # doh_once SERVER RTT h2|h1 -> same fields as burst_once
+  local srv=$1 rtt=$2 proto=$3 mark addr cold warm bad ngx_port ngx_pid up=0 tree front
   mark=$(pids_mark)
   # shellcheck disable=SC2064  # expanded now on purpose: $mark is a local
   trap "pids_release $mark" EXIT
   tree=$(tree_of "$srv") || return 1
   rm -f "$WORK/dohfx.port"
-  fx_exec nxdns-fixture-doh --listen 127.0.0.1:0 --port-file "$WORK/dohfx.port" --plain >"$WORK/dohfx.log" 2>&1 &
+  if [ "$proto" = h1 ]; then
+    fx_exec nxdns-fixture-doh --listen 127.0.0.1:0 --port-file "$WORK/dohfx.port" \
+      --cert "$WORK/dohpki/server.pem" --key "$WORK/dohpki/server.key" >"$WORK/dohfx.log" 2>&1 &
+  else
+    fx_exec nxdns-fixture-doh --listen 127.0.0.1:0 --port-file "$WORK/dohfx.port" --plain >"$WORK/dohfx.log" 2>&1 &
+  fi
   PIDS+=("$!")
   wait_file "$WORK/dohfx.port" || { pids_release "$mark"; echo "- - - - - - 60 - -"; return; }
+  front=$(cat "$WORK/dohfx.port")
+  [ "$proto" = h1 ] && up=1
   for _ in 1 2 3; do
+    [ "$proto" = h1 ] && break
     ngx_port=$((20000 + RANDOM % 30000))
     nghttpx --conf=/dev/null --single-process --workers=1 --no-ocsp "--frontend=127.0.0.1,$ngx_port" \
       "--backend=127.0.0.1,$(cat "$WORK/dohfx.port")" --backend-connections-per-host=64 \
@@ -241,12 +252,12 @@ doh_once() {  # doh_once SERVER RTT -> same fields as burst_once
       "$WORK/dohpki/server.key" "$WORK/dohpki/server.pem" >"$WORK/nghttpx.out" 2>&1 &
     ngx_pid=$!
     PIDS+=("$ngx_pid")
-    if wait_tcp 127.0.0.1 "$ngx_port" "$ngx_pid" 3; then up=1; break; fi
+    if wait_tcp 127.0.0.1 "$ngx_port" "$ngx_pid" 3; then up=1; front=$ngx_port; break; fi
     kill "$ngx_pid" 2>/dev/null
   done
   [ $up = 1 ] || { pids_release "$mark"; echo "- - - - - - 60 - -"; return; }
   rm -f "$WORK/dohrl.port"
-  start_relay dohrl "$ngx_port" "$rtt"
+  start_relay dohrl "$front" "$rtt"
   addr=$(pick_loopback)
   cat >"$WORK/doh.yaml" <<YAML
 listen:
@@ -272,7 +283,7 @@ YAML
   server_stop
   bad=$(bad_count "$cold" "$warm")
   echo "$(jfield "$cold" wall_ms) $(jfield "$cold" ratio) $(jfield "$cold" staircase)" \
-    "$(jfield "$warm" wall_ms) $(jfield "$warm" ratio) $(jfield "$warm" staircase) $bad h2 -"
+    "$(jfield "$warm" wall_ms) $(jfield "$warm" ratio) $(jfield "$warm" staircase) $bad $proto -"
   pids_release "$mark"
 }
 
@@ -280,23 +291,25 @@ section_doh() {
   command -v nghttpx >/dev/null || { echo; echo "== DoH: skipped (nghttpx not installed)"; return; }
   make_pki "$WORK/dohpki" doh.test
   echo
-  echo "== DoH bursts (nxdns only; unbound and stubby have no DoH upstream): 30 names, HTTP/2 via nghttpx"
-  printf '%-11s %-9s %-7s %-19s %-6s %-7s %-19s %-6s %s\n' server upstream "cold ms" "cold ratio" stair \
+  echo "== DoH bursts (nxdns only; unbound and stubby have no DoH upstream): 30 names, HTTP/2 via nghttpx, HTTP/1.1 direct"
+  printf '%-11s %-12s %-7s %-19s %-6s %-7s %-19s %-6s %s\n' server upstream "cold ms" "cold ratio" stair \
     "warm ms" "warm ratio" stair bad
-  local srv rtt
+  local srv rtt proto
+  for proto in h2 h1; do
   for rtt in 0 40; do
     for srv in "${SRV_LIST[@]}"; do
       [[ $srv == nxdns-* ]] || continue
       local cw=() cr=() cs=() ww=() wr=() ws=() bad=0 a b c d e f g h i
       for _ in $(seq 1 "$RUNS"); do
-        read -r a b c d e f g h i < <(doh_once "$srv" "$rtt")
+        read -r a b c d e f g h i < <(doh_once "$srv" "$rtt" "$proto")
         cw+=("$a") cr+=("$b") cs+=("$c") ww+=("$d") wr+=("$e") ws+=("$f")
         bad=$((bad + ${g:-30}))
       done
-      printf '%-11s %-9s %-7s %-19s %-6s %-7s %-19s %-6s %s\n' "$srv" "doh-rtt$rtt" \
+      printf '%-11s %-12s %-7s %-19s %-6s %-7s %-19s %-6s %s\n' "$srv" "doh-$proto-rtt$rtt" \
         "$(median "${cw[@]}")" "$(stats "${cr[@]}")" "$(stats "${cs[@]}" | cut -d' ' -f1)" \
         "$(median "${ww[@]}")" "$(stats "${wr[@]}")" "$(stats "${ws[@]}" | cut -d' ' -f1)" "$bad"
     done
+  done
   done
 }
 
