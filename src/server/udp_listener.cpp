@@ -11,6 +11,23 @@
 
 namespace nxdns::server {
 
+namespace {
+
+// Makes `msg` carry one PKTINFO control message, so the answer leaves from
+// the address the query arrived at. `control` must hold CMSG_SPACE(sizeof T).
+template <class Pktinfo>
+void set_source(msghdr& msg, std::uint8_t* control, int level, int type, const Pktinfo& info) {
+  msg.msg_control = control;
+  msg.msg_controllen = CMSG_SPACE(sizeof(Pktinfo));
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = level;
+  c->cmsg_type = type;
+  c->cmsg_len = CMSG_LEN(sizeof(Pktinfo));
+  std::memcpy(CMSG_DATA(c), &info, sizeof info);
+}
+
+}  // namespace
+
 // Where an answer goes, and from which local address it must leave.
 struct UdpListener::Reply {
   sockaddr_storage peer{};
@@ -124,21 +141,9 @@ void UdpListener::send_reply(const Reply& to, dns::ByteView bytes) {
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
   if (to.have_v4_pktinfo) {
-    msg.msg_control = control;
-    msg.msg_controllen = CMSG_SPACE(sizeof(in_pktinfo));
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = IPPROTO_IP;
-    c->cmsg_type = IP_PKTINFO;
-    c->cmsg_len = CMSG_LEN(sizeof(in_pktinfo));
-    std::memcpy(CMSG_DATA(c), &to.v4, sizeof to.v4);
+    set_source(msg, control, IPPROTO_IP, IP_PKTINFO, to.v4);
   } else if (to.have_v6_pktinfo) {
-    msg.msg_control = control;
-    msg.msg_controllen = CMSG_SPACE(sizeof(in6_pktinfo));
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = IPPROTO_IPV6;
-    c->cmsg_type = IPV6_PKTINFO;
-    c->cmsg_len = CMSG_LEN(sizeof(in6_pktinfo));
-    std::memcpy(CMSG_DATA(c), &to.v6, sizeof to.v6);
+    set_source(msg, control, IPPROTO_IPV6, IPV6_PKTINFO, to.v6);
   }
   for (;;) {
     if (::sendmsg(fd_.get(), &msg, 0) >= 0) return;

@@ -103,13 +103,11 @@ void Pool::advance(Request& r) {
       return;
     }
   }
-  PoolOutcome out;
-  out.ok = false;
-  out.cause = r.attempts == 0 ? Cause::connect_failed : r.last_cause;
-  out.detail = r.attempts == 0 ? "no upstream entries" : r.last_detail;
-  out.entry_index = r.last_index;
-  out.attempts = r.attempts;
-  finish(r, std::move(out));
+  if (r.attempts == 0) {
+    finish(r, r.last_index, Cause::connect_failed, "no upstream entries");
+  } else {
+    finish(r, r.last_index, r.last_cause, r.last_detail);
+  }
 }
 
 void Pool::try_acquire(Request& r, std::size_t e) {
@@ -188,24 +186,14 @@ void Pool::on_completion(Ticket t, ExchangeResult&& res) {
   if (res.ok()) {
     en.latency.observe(took);
     en.health.record_success();
-    PoolOutcome out;
-    out.ok = true;
-    out.response = std::move(res.response);
-    out.entry_index = en.index;
-    out.attempts = r.attempts;
-    finish(r, std::move(out));
+    finish(r, en.index, Cause::ok, {}, std::move(res.response));
     release(e);
     return;
   }
   if (res.cause == Cause::cancelled) {
     // The transport was shut down under us (close_all): not the upstream's
     // fault, and nothing else should be tried.
-    PoolOutcome out;
-    out.cause = Cause::cancelled;
-    out.detail = std::move(res.detail);
-    out.entry_index = en.index;
-    out.attempts = r.attempts;
-    finish(r, std::move(out));
+    finish(r, en.index, Cause::cancelled, std::move(res.detail));
     release(e);
     return;
   }
@@ -242,9 +230,14 @@ void Pool::attempt_failed(Request& r, Cause c, std::string detail) {
   advance(r);
 }
 
-void Pool::finish(Request& r, PoolOutcome&& out) {
+void Pool::finish(Request& r, std::size_t entry_index, Cause cause, std::string detail, dns::Bytes response) {
   r.phase = Request::Phase::completing;
-  r.outcome = std::move(out);
+  r.outcome.ok = cause == Cause::ok;
+  r.outcome.cause = cause;
+  r.outcome.detail = std::move(detail);
+  r.outcome.response = std::move(response);
+  r.outcome.entry_index = entry_index;
+  r.outcome.attempts = r.attempts;
   const Ticket t = r.ticket;
   // Deliver from the loop: the caller may be inside submit() or cancel().
   r.timer.arm(loop::Duration::zero(), [this, t] {

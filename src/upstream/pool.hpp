@@ -123,7 +123,9 @@ class Pool {
   void release(std::size_t e);
   void pump(std::size_t e);
   void leave_queue(Request& r);
-  void finish(Request& r, PoolOutcome&& out);
+  // Settles the request with this outcome (ok when cause is Cause::ok) and
+  // delivers it from the loop.
+  void finish(Request& r, std::size_t entry_index, Cause cause, std::string detail, dns::Bytes response = {});
   bool other_healthy_candidate(const Request& r, std::size_t except) const;
 
   loop::Scheduler& sched_;
