@@ -4,17 +4,29 @@
 #include <microhttpd.h>
 
 #include <cstdio>
+#include <string>
 
 #include "cli/commands.hpp"
 #include "nxdns/version.hpp"
+#include "upstream/curl_library.hpp"
 
 namespace nxdns::cli {
 
 int version_command() {
   char mbed[32] = {};
   mbedtls_version_get_string(mbed);
-  std::printf("nxdns %s\nmbedtls %s\nlibcurl %s\nlibevent %s\nlibmicrohttpd %s\n", nxdns::version, mbed,
-              curl_version_info(CURLVERSION_NOW)->version, event_get_version(), MHD_get_version());
+  // The daemon opens libcurl only for DoH upstreams; this command opens it
+  // to report which one a DoH upstream would get.
+  std::string why;
+  std::string curl;
+  if (const auto* lib = upstream::load_curl_library(&why)) {
+    const curl_version_info_data* cv = lib->version_info(CURLVERSION_NOW);
+    curl = cv && cv->version ? cv->version : "unknown";
+  } else {
+    curl = "unavailable (" + why + ")";
+  }
+  std::printf("nxdns %s\nmbedtls %s\nlibcurl %s\nlibevent %s\nlibmicrohttpd %s\n", nxdns::version, mbed, curl.c_str(),
+              event_get_version(), MHD_get_version());
   return exit_ok;
 }
 

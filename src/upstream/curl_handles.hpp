@@ -10,16 +10,18 @@
 
 #include <memory>
 
+#include "upstream/curl_library.hpp"
+
 namespace nxdns::upstream {
 
 struct CurlEasyDeleter {
-  void operator()(CURL* e) const noexcept { curl_easy_cleanup(e); }
+  void operator()(CURL* e) const noexcept { curl_lib().easy_cleanup(e); }
 };
 struct CurlMultiDeleter {
-  void operator()(CURLM* m) const noexcept { curl_multi_cleanup(m); }
+  void operator()(CURLM* m) const noexcept { curl_lib().multi_cleanup(m); }
 };
 struct CurlSlistDeleter {
-  void operator()(curl_slist* l) const noexcept { curl_slist_free_all(l); }
+  void operator()(curl_slist* l) const noexcept { curl_lib().slist_free_all(l); }
 };
 
 using CurlEasyPtr = std::unique_ptr<CURL, CurlEasyDeleter>;

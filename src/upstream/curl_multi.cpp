@@ -1,6 +1,5 @@
 #include "upstream/curl_multi.hpp"
 
-#include <dlfcn.h>
 #include <event2/event.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -21,7 +20,7 @@ namespace {
 // the first create() does it, once, for the process lifetime (libcurl's
 // global state is never torn down: a later create() would need it again).
 CURLcode global_init() {
-  static const CURLcode rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+  static const CURLcode rc = curl_lib().global_init(CURL_GLOBAL_DEFAULT);
   return rc;
 }
 
@@ -35,9 +34,10 @@ timeval ms_to_timeval(long ms) {
 }  // namespace
 
 std::shared_ptr<CurlMulti> CurlMulti::create(event_base* base, std::string* error) {
+  if (!load_curl_library(error)) return nullptr;
   const CURLcode g = global_init();
   if (g != CURLE_OK) {
-    if (error) *error = log::cat("libcurl initialisation failed: ", curl_easy_strerror(g));
+    if (error) *error = log::cat("libcurl initialisation failed: ", curl_lib().easy_strerror(g));
     return nullptr;
   }
   auto m = std::make_shared<CurlMulti>(Key{}, base);
@@ -48,7 +48,7 @@ std::shared_ptr<CurlMulti> CurlMulti::create(event_base* base, std::string* erro
 CurlMulti::CurlMulti(Key, event_base* base) : base_(base) {}
 
 bool CurlMulti::init(std::string* error) {
-  multi_.reset(curl_multi_init());
+  multi_.reset(curl_lib().multi_init());
   timer_.reset(evtimer_new(base_, &CurlMulti::on_timeout, this));
   reaper_.reset(event_new(base_, -1, 0, &CurlMulti::on_reap, this));
   if (!multi_ || !timer_ || !reaper_) {
@@ -56,18 +56,18 @@ bool CurlMulti::init(std::string* error) {
     return false;
   }
   CURLM* m = multi_.get();
-  CURLMcode rc = curl_multi_setopt(m, CURLMOPT_SOCKETFUNCTION, &CurlMulti::on_socket);
-  if (rc == CURLM_OK) rc = curl_multi_setopt(m, CURLMOPT_SOCKETDATA, this);
-  if (rc == CURLM_OK) rc = curl_multi_setopt(m, CURLMOPT_TIMERFUNCTION, &CurlMulti::on_timer_update);
-  if (rc == CURLM_OK) rc = curl_multi_setopt(m, CURLMOPT_TIMERDATA, this);
+  CURLMcode rc = curl_lib().multi_setopt(m, CURLMOPT_SOCKETFUNCTION, &CurlMulti::on_socket);
+  if (rc == CURLM_OK) rc = curl_lib().multi_setopt(m, CURLMOPT_SOCKETDATA, this);
+  if (rc == CURLM_OK) rc = curl_lib().multi_setopt(m, CURLMOPT_TIMERFUNCTION, &CurlMulti::on_timer_update);
+  if (rc == CURLM_OK) rc = curl_lib().multi_setopt(m, CURLMOPT_TIMERDATA, this);
   // HTTP/2 streams share a connection; an HTTP/1.1 upstream gets one
   // exchange per connection, up to the host cap.
-  if (rc == CURLM_OK) rc = curl_multi_setopt(m, CURLMOPT_PIPELINING, static_cast<long>(CURLPIPE_MULTIPLEX));
+  if (rc == CURLM_OK) rc = curl_lib().multi_setopt(m, CURLMOPT_PIPELINING, static_cast<long>(CURLPIPE_MULTIPLEX));
   if (rc == CURLM_OK) {
-    rc = curl_multi_setopt(m, CURLMOPT_MAX_HOST_CONNECTIONS, static_cast<long>(slots_per_entry));
+    rc = curl_lib().multi_setopt(m, CURLMOPT_MAX_HOST_CONNECTIONS, static_cast<long>(slots_per_entry));
   }
   if (rc != CURLM_OK) {
-    if (error) *error = log::cat("libcurl multi setup failed: ", curl_multi_strerror(rc));
+    if (error) *error = log::cat("libcurl multi setup failed: ", curl_lib().multi_strerror(rc));
     return false;
   }
   update_max_connects();
@@ -77,15 +77,15 @@ bool CurlMulti::init(std::string* error) {
 CurlMulti::~CurlMulti() {
   if (multi_) {
     for (auto& t : abandoned_) {
-      if (t->added_) curl_multi_remove_handle(multi_.get(), t->easy());
+      if (t->added_) curl_lib().multi_remove_handle(multi_.get(), t->easy());
     }
   }
   abandoned_.clear();
   if (multi_) {
     // curl_multi_cleanup may still report sockets going away; nothing here
     // listens any more.
-    curl_multi_setopt(multi_.get(), CURLMOPT_SOCKETFUNCTION, static_cast<curl_socket_callback>(nullptr));
-    curl_multi_setopt(multi_.get(), CURLMOPT_TIMERFUNCTION, static_cast<curl_multi_timer_callback>(nullptr));
+    curl_lib().multi_setopt(multi_.get(), CURLMOPT_SOCKETFUNCTION, static_cast<curl_socket_callback>(nullptr));
+    curl_lib().multi_setopt(multi_.get(), CURLMOPT_TIMERFUNCTION, static_cast<curl_multi_timer_callback>(nullptr));
   }
   // Events first, while their sockets are still open; then curl closes its
   // pooled connections (calling close_socket with the hosts as context).
@@ -124,20 +124,20 @@ void CurlMulti::update_max_connects() {
   // between bursts it would shrink and close the connections a warm burst
   // needs. Size it for every host's full allowance instead.
   const long n = static_cast<long>(slots_per_entry * std::max<std::size_t>(1, hosts_.size()));
-  if (multi_) curl_multi_setopt(multi_.get(), CURLMOPT_MAXCONNECTS, n);
+  if (multi_) curl_lib().multi_setopt(multi_.get(), CURLMOPT_MAXCONNECTS, n);
 }
 
 void CurlMulti::bind_sockets(CURL* easy, Host& h) {
-  curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, &CurlMulti::open_socket);
-  curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, &h);
-  curl_easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION, &CurlMulti::close_socket);
-  curl_easy_setopt(easy, CURLOPT_CLOSESOCKETDATA, &h);
+  curl_lib().easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, &CurlMulti::open_socket);
+  curl_lib().easy_setopt(easy, CURLOPT_OPENSOCKETDATA, &h);
+  curl_lib().easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION, &CurlMulti::close_socket);
+  curl_lib().easy_setopt(easy, CURLOPT_CLOSESOCKETDATA, &h);
 }
 
 CURLMcode CurlMulti::add(Transfer& t) {
   CURL* e = t.easy();
-  curl_easy_setopt(e, CURLOPT_PRIVATE, static_cast<void*>(&t));
-  const CURLMcode rc = curl_multi_add_handle(multi_.get(), e);
+  curl_lib().easy_setopt(e, CURLOPT_PRIVATE, static_cast<void*>(&t));
+  const CURLMcode rc = curl_lib().multi_add_handle(multi_.get(), e);
   if (rc == CURLM_OK) {
     t.added_ = true;
     ++transfers_;
@@ -158,7 +158,7 @@ void CurlMulti::abandon(std::unique_ptr<Transfer> t) {
   if (t->added_) {
     // HTTP/2: curl resets just this stream. HTTP/1.1: the connection is
     // mid-response and curl closes it, as the Transport contract wants.
-    curl_multi_remove_handle(multi_.get(), t->easy());
+    curl_lib().multi_remove_handle(multi_.get(), t->easy());
     t->added_ = false;
     --transfers_;
   }
@@ -169,7 +169,7 @@ void CurlMulti::reap() {
   doomed.swap(abandoned_);
   for (auto& t : doomed) {
     if (t->added_) {
-      curl_multi_remove_handle(multi_.get(), t->easy());
+      curl_lib().multi_remove_handle(multi_.get(), t->easy());
       t->added_ = false;
       --transfers_;
     }
@@ -181,23 +181,23 @@ bool CurlMulti::timer_armed() const { return timer_ && evtimer_pending(timer_.ge
 void CurlMulti::action(curl_socket_t s, int ev_bitmask) {
   int running = 0;
   ++in_curl_;
-  const CURLMcode rc = curl_multi_socket_action(multi_.get(), s, ev_bitmask, &running);
+  const CURLMcode rc = curl_lib().multi_socket_action(multi_.get(), s, ev_bitmask, &running);
   --in_curl_;
-  if (rc != CURLM_OK) log::warn("doh: curl_multi_socket_action: ", curl_multi_strerror(rc));
+  if (rc != CURLM_OK) log::warn("doh: curl_multi_socket_action: ", curl_lib().multi_strerror(rc));
   collect();
 }
 
 void CurlMulti::collect() {
   int left = 0;
-  while (CURLMsg* msg = curl_multi_info_read(multi_.get(), &left)) {
+  while (CURLMsg* msg = curl_lib().multi_info_read(multi_.get(), &left)) {
     if (msg->msg != CURLMSG_DONE) continue;
     // Copied out: the message dies with the handle's removal.
     CURL* e = msg->easy_handle;
     const CURLcode result = msg->data.result;
     char* priv = nullptr;
-    curl_easy_getinfo(e, CURLINFO_PRIVATE, &priv);
+    curl_lib().easy_getinfo(e, CURLINFO_PRIVATE, &priv);
     auto* t = static_cast<Transfer*>(static_cast<void*>(priv));
-    curl_multi_remove_handle(multi_.get(), e);
+    curl_lib().multi_remove_handle(multi_.get(), e);
     if (!t) continue;
     if (t->added_) {
       t->added_ = false;
@@ -227,7 +227,7 @@ int CurlMulti::update_socket(curl_socket_t s, int what, SocketWatch* w) {
       w = fresh.get();
       watches_.emplace(s, std::move(fresh));
     }
-    curl_multi_assign(multi_.get(), s, w);
+    curl_lib().multi_assign(multi_.get(), s, w);
   }
   short flags = EV_PERSIST;
   if (what & CURL_POLL_IN) flags |= EV_READ;
@@ -315,12 +315,12 @@ int CurlMulti::close_socket(void* clientp, curl_socket_t fd) noexcept {
 
 namespace {
 
-// The TLS library's own version call, looked up at run time: libcurl
-// already loaded it, and linking it here would tie the daemon to one curl
-// TLS flavour. Absent symbols just mean "unknown".
+// The TLS library's own version call, looked up among the libraries curl
+// loaded: linking it here would tie the daemon to one curl TLS flavour.
+// Absent symbols just mean "unknown".
 template <class Fn>
 Fn lookup(const char* name) {
-  void* p = dlsym(RTLD_DEFAULT, name);
+  void* p = curl_lib().symbol(name);
   Fn fn = nullptr;
   static_assert(sizeof fn == sizeof p);
   std::memcpy(&fn, &p, sizeof fn);
@@ -331,7 +331,7 @@ Fn lookup(const char* name) {
 
 std::string curl_tls_version(CURL* easy) {
   curl_tlssessioninfo* info = nullptr;
-  if (curl_easy_getinfo(easy, CURLINFO_TLS_SSL_PTR, &info) != CURLE_OK || !info || !info->internals) return {};
+  if (curl_lib().easy_getinfo(easy, CURLINFO_TLS_SSL_PTR, &info) != CURLE_OK || !info || !info->internals) return {};
   if (info->backend == CURLSSLBACKEND_OPENSSL) {
     using SslGetVersion = const char* (*)(const void*);
     static const SslGetVersion get_version = lookup<SslGetVersion>("SSL_get_version");

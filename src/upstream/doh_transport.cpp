@@ -46,7 +46,7 @@ const char* http_version_name(long v) {
 
 curl_slist* append(curl_slist* list, const char* line, bool& ok) {
   if (!ok) return list;
-  curl_slist* next = curl_slist_append(list, line);
+  curl_slist* next = curl_lib().slist_append(list, line);
   if (!next) {
     ok = false;
     return list;
@@ -95,9 +95,9 @@ struct DohTransport::Exchange final : CurlMulti::Transfer {
     if (!ex->head_checked) {
       ex->head_checked = true;
       long status = 0;
-      curl_easy_getinfo(ex->easy(), CURLINFO_RESPONSE_CODE, &status);
+      curl_lib().easy_getinfo(ex->easy(), CURLINFO_RESPONSE_CODE, &status);
       char* type = nullptr;
-      curl_easy_getinfo(ex->easy(), CURLINFO_CONTENT_TYPE, &type);
+      curl_lib().easy_getinfo(ex->easy(), CURLINFO_CONTENT_TYPE, &type);
       ex->bad_status = status < 200 || status > 299;
       ex->bad_type = !ex->bad_status && !is_dns_message_type(type);
       try {
@@ -206,7 +206,7 @@ TransportStats DohTransport::stats() const {
 
 Transport::ExchangeId DohTransport::start(dns::ByteView query, Completion done) {
   const ExchangeId id = next_id_++;
-  auto owned = std::make_unique<Exchange>(*this, id, CurlEasyPtr(curl_easy_init()));
+  auto owned = std::make_unique<Exchange>(*this, id, CurlEasyPtr(curl_lib().easy_init()));
   Exchange& ex = *owned;
   ex.done = std::move(done);
   ex.client_id = dns::get_id(query);
@@ -229,7 +229,7 @@ Transport::ExchangeId DohTransport::start(dns::ByteView query, Completion done) 
     return id;
   }
   const CURLMcode rc = multi_->add(ex);
-  if (rc != CURLM_OK) finish(id, Cause::local_resource, log::cat("curl_multi_add_handle: ", curl_multi_strerror(rc)));
+  if (rc != CURLM_OK) finish(id, Cause::local_resource, log::cat("curl_multi_add_handle: ", curl_lib().multi_strerror(rc)));
   return id;
 }
 
@@ -239,7 +239,7 @@ bool DohTransport::configure(Exchange& ex, std::string* why) {
   const char* failed = "";
   auto set = [&](CURLoption o, const char* name, auto v) {
     if (rc != CURLE_OK) return;
-    rc = curl_easy_setopt(e, o, v);
+    rc = curl_lib().easy_setopt(e, o, v);
     if (rc != CURLE_OK) failed = name;
   };
   // No signals: the loop's thread must never take SIGALRM or SIGPIPE from curl.
@@ -283,7 +283,7 @@ bool DohTransport::configure(Exchange& ex, std::string* why) {
   set(CURLOPT_WRITEFUNCTION, "WRITEFUNCTION", &Exchange::on_write);
   set(CURLOPT_WRITEDATA, "WRITEDATA", static_cast<void*>(&ex));
   if (rc != CURLE_OK) {
-    if (why) *why = log::cat("curl_easy_setopt(CURLOPT_", failed, "): ", curl_easy_strerror(rc));
+    if (why) *why = log::cat("curl_lib().easy_setopt(CURLOPT_", failed, "): ", curl_lib().easy_strerror(rc));
     return false;
   }
   multi_->bind_sockets(e, *host_);
@@ -293,11 +293,11 @@ bool DohTransport::configure(Exchange& ex, std::string* why) {
 void DohTransport::on_done(Exchange& ex, CURLcode rc) {
   CURL* e = ex.easy();
   long connects = 0;
-  curl_easy_getinfo(e, CURLINFO_NUM_CONNECTS, &connects);
+  curl_lib().easy_getinfo(e, CURLINFO_NUM_CONNECTS, &connects);
   long version = 0;
-  curl_easy_getinfo(e, CURLINFO_HTTP_VERSION, &version);
+  curl_lib().easy_getinfo(e, CURLINFO_HTTP_VERSION, &version);
   curl_off_t pretransfer_us = 0;
-  curl_easy_getinfo(e, CURLINFO_PRETRANSFER_TIME_T, &pretransfer_us);
+  curl_lib().easy_getinfo(e, CURLINFO_PRETRANSFER_TIME_T, &pretransfer_us);
 
   ExchangeResult r = evaluate(ex, rc, pretransfer_us > 0);
   if (!is_dial_failure(r.cause)) {
@@ -316,9 +316,9 @@ ExchangeResult DohTransport::evaluate(Exchange& ex, CURLcode rc, bool connected)
   ExchangeResult r;
   CURL* e = ex.easy();
   long status = 0;
-  curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+  curl_lib().easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
   char* type = nullptr;
-  curl_easy_getinfo(e, CURLINFO_CONTENT_TYPE, &type);
+  curl_lib().easy_getinfo(e, CURLINFO_CONTENT_TYPE, &type);
 
   // What the server said outranks how the transfer ended: a 503 whose error
   // page was cut for size is still a 503.
@@ -344,7 +344,7 @@ ExchangeResult DohTransport::evaluate(Exchange& ex, CURLcode rc, bool connected)
   }
   if (rc != CURLE_OK) {
     r.cause = cause_of_curl_error(rc, connected);
-    r.detail = ex.errbuf[0] ? log::cat(curl_easy_strerror(rc), ": ", ex.errbuf) : curl_easy_strerror(rc);
+    r.detail = ex.errbuf[0] ? log::cat(curl_lib().easy_strerror(rc), ": ", ex.errbuf) : curl_lib().easy_strerror(rc);
     return r;
   }
   if (ex.body.empty()) {

@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "nxdns/version.hpp"
+#include "upstream/curl_library.hpp"
 #include "web/json.hpp"
 
 namespace nxdns::web {
@@ -298,8 +299,12 @@ BuildInfo build_info() {
   char mbed[32] = {};
   mbedtls_version_get_string(mbed);
   b.mbedtls = mbed;
-  const curl_version_info_data* cv = curl_version_info(CURLVERSION_NOW);
-  b.curl = cv && cv->version ? cv->version : "";
+  // libcurl is mapped only when a DoH upstream is configured (see
+  // upstream/curl_library.hpp); otherwise there is no curl version to report.
+  if (upstream::curl_library_loaded()) {
+    const curl_version_info_data* cv = upstream::curl_lib().version_info(CURLVERSION_NOW);
+    b.curl = cv && cv->version ? cv->version : "";
+  }
   b.libevent = event_get_version();
   b.microhttpd = MHD_get_version();
   return b;

@@ -95,6 +95,7 @@ log:
   level: info
 YAML
 start_daemon "$WORK/failover.yaml" "$ADDR" "$PORT"
+maps_libcurl "$DAEMON_PID" || fail "a daemon with a DoH upstream did not map libcurl"
 
 n=12
 slow=0

@@ -25,11 +25,13 @@ start_daemon "$WORK/reuse.yaml" "$ADDR" "$PORT"
 sleep 0.2
 [ "$(stat "$WORK/reuse.stats" accepts)" = 1 ] || fail "reuse: accepts = $(stat "$WORK/reuse.stats" accepts), want 1"
 [ "$(stat "$WORK/reuse.stats" answers)" = 2 ] || fail "reuse: answers = $(stat "$WORK/reuse.stats" answers), want 2"
+# DoT only: libcurl (and the TLS stack and libraries it pulls in) never mapped.
+! maps_libcurl "$DAEMON_PID" || fail "reuse: a DoT-only daemon mapped libcurl"
 stop_daemon
 sleep 0.2
 # SIGTERM closed the session with close_notify.
 [ "$(stat "$WORK/reuse.stats" close_notify_received)" = 1 ] || fail "reuse: no close_notify at shutdown"
-pass "two exchanges over one connection; close_notify at shutdown"
+pass "two exchanges over one connection; close_notify at shutdown; libcurl not mapped"
 
 # -- 2. stale reuse: the server drops the reused session on the next query
 start_fixture stale "$WORK/pki" --close-on-query-after 1

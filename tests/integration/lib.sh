@@ -68,6 +68,9 @@ emulated() { [ "${NXDNS_EMULATED:-0}" = 1 ]; }
 # An ASan/UBSan build: correct but several times slower per allocation, so
 # timing ratios and RSS bounds are reported, not enforced (scripts say so).
 sanitized() { grep -qa __asan_init "$NXDNS"; }
+# maps_libcurl PID: the process has libcurl mapped. nxdns opens it only for
+# DoH upstreams (src/upstream/curl_library.hpp).
+maps_libcurl() { grep -q '/libcurl[^/]*\.so' "/proc/$1/maps"; }
 
 # make_pki DIR NAME [VARIANT]
 make_pki() { mkdir -p "$1"; fx nxdns-test-pki --out "$1" --name "$2" ${3:+--variant "$3"} >/dev/null; }

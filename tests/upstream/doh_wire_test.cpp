@@ -107,7 +107,7 @@ TEST(DohWire, CurlErrorsMapOntoCauses) {
   for (const auto& r : rows) {
     const Cause got = upstream::cause_of_curl_error(r.rc, r.connected);
     if (got != r.want) {
-      FAIL((std::string(curl_easy_strerror(r.rc)) + ": got " + upstream::describe(got) + ", want " +
+      FAIL(("CURLcode " + std::to_string(static_cast<int>(r.rc)) + ": got " + upstream::describe(got) + ", want " +
             upstream::describe(r.want))
                .c_str());
     }
