@@ -30,6 +30,9 @@ Bytes prepare_upstream_query(ByteView client_query, const UpstreamQueryOptions& 
   std::uint16_t udp_payload = max_udp_limit;
   std::uint32_t ttl = 0;
   Bytes options;
+  // Room for the padding option and a few client options: built octet by
+  // octet, it would otherwise reallocate several times per query.
+  options.reserve(option_header + o.pad_block + 64);
   if (q.edns.present) {
     const wire::Layout l = wire::scan(client_query);
     if (l.error != ParseError::none || !l.opt) return {};

@@ -25,6 +25,9 @@ NameWalk walk_name(ByteView msg, std::size_t offset, Bytes* out) {
   std::size_t run_start = offset;
   bool jumped = false;
   int hops = 0;
+  // One allocation for the whole name instead of one per doubling as labels
+  // are appended: this runs several times per forwarded query.
+  if (out) out->reserve(out->size() + max_name_wire);
   auto fail = [&](ParseError e) {
     if (out) out->clear();
     r.error = e;
