@@ -69,6 +69,7 @@ TransportStats DotTransport::stats() const {
   st.exchanges_reused = exchanges_reused_;
   st.redials = redials_;
   st.reuse_recoveries = reuse_recoveries_;
+  st.requeued = requeued_;
   st.tls_version = tls_version_;
   return st;
 }

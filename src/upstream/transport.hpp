@@ -71,6 +71,10 @@ struct TransportStats {
   std::uint64_t redials = 0;               // one-redial attempts (retry_decision said retry)
   std::uint64_t reuse_recoveries = 0;      // redials whose exchange then succeeded
   std::string tls_version;                 // of the newest session, "" before the first
+  // Exchanges placed again, without spending their redial, after a
+  // connection that had answered others since they were placed closed
+  // (RFC 7766 §6.2.4; servers limiting queries per connection). DoT only.
+  std::uint64_t requeued = 0;
 };
 
 class Transport {

@@ -146,6 +146,10 @@ void render_upstreams(Doc& d, const std::vector<const EntrySnapshot*>& ups) {
   per_upstream(d, ups, "nxdns_upstream_reuse_recoveries_total", "counter",
                "Stale reused connections recovered by their one redial (normal churn, not a failure).",
                [](const EntrySnapshot& s) { return std::to_string(s.transport.reuse_recoveries); });
+  per_upstream(d, ups, "nxdns_upstream_requeued_total", "counter",
+               "Exchanges placed again after a connection that had answered others closed with them unanswered "
+               "(RFC 7766 6.2.4: servers that limit queries per connection). Not failures, not redials.",
+               [](const EntrySnapshot& s) { return std::to_string(s.transport.requeued); });
 
   d.family("nxdns_upstream_tls_info", "gauge",
            "TLS version of the newest connection to this upstream (version=\"none\" before the first). Always 1.");

@@ -476,6 +476,7 @@ TEST(DotTransport, ServerClosingAfterEachAnswerLosesNoPipelinedExchange) {
   }
   LONGS_EQUAL(n, server->accepts());  // one connection per answer
   LONGS_EQUAL(5 + 4 + 3 + 2 + 1, dot->requeued());
+  LONGS_EQUAL(dot->requeued(), dot->stats().requeued);
   LONGS_EQUAL(0, dot->stats().redials);  // the one redial stays unspent
   LONGS_EQUAL(0, logs->count(log::Level::warn, "") + logs->count(log::Level::error, ""));
 }
