@@ -225,12 +225,17 @@ open_sessions() {
 # anonymous (heap, stacks: what the process itself allocated) vs file-backed
 # (program and shared-library pages, mostly shared with other processes);
 # then the RSS of the largest mappings by name.
+# RSS counts every resident page mapped, shared library pages in full; PSS
+# divides each page by the number of processes mapping it (what this process
+# costs on this machine, given what else runs).
 smaps_summary() {
   awk '
     /^[0-9a-f]+-[0-9a-f]+ / { name = (NF >= 6) ? $6 : "[anon]"; next }
     /^Rss:/ { rss[name] += $2; if (name ~ /^\//) file += $2; else anon += $2 }
+    /^Pss:/ { pss += $2; if (name ~ /^\//) pfile += $2 }
     END {
-      printf "anon+heap+stack %.1f MiB, file-backed (binary+libraries) %.1f MiB\n", anon / 1024, file / 1024
+      printf "anon+heap+stack %.1f MiB, file-backed (binary+libraries) %.1f MiB; PSS %.1f MiB (file-backed share %.1f MiB)\n",
+        anon / 1024, file / 1024, pss / 1024, pfile / 1024
       for (n in rss) printf "%8d KiB  %s\n", rss[n], n | "sort -rn | head -n 12"
     }' "/proc/$1/smaps"
 }
