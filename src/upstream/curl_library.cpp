@@ -44,55 +44,59 @@ const char* curl_library_path() { return NXDNS_LIBCURL_PATH; }
 
 bool curl_library_loaded() { return loaded.has_value(); }
 
-const CurlLibrary* load_curl_library(std::string* error) {
-  if (loaded) return &*loaded;
+std::optional<CurlLibrary> open_curl_library(const char* path, const char* fallback, std::string* error) {
   // RTLD_LOCAL: curl's symbols (and OpenSSL's) stay out of the global scope,
   // where they could interpose on another library's.
-  void* h = dlopen(NXDNS_LIBCURL_PATH, RTLD_NOW | RTLD_LOCAL);
+  void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   std::string why;
   if (!h) {
     const char* e = dlerror();
-    why = e ? e : NXDNS_LIBCURL_PATH ": cannot be opened";
-    if (std::strcmp(NXDNS_LIBCURL_PATH, NXDNS_LIBCURL_SONAME) != 0) {
-      h = dlopen(NXDNS_LIBCURL_SONAME, RTLD_NOW | RTLD_LOCAL);
+    why = e ? e : log::cat(path, ": cannot be opened");
+    if (fallback && std::strcmp(path, fallback) != 0) {
+      h = dlopen(fallback, RTLD_NOW | RTLD_LOCAL);
       if (!h) {
         const char* e2 = dlerror();
-        why = log::cat(why, "; ", e2 ? e2 : NXDNS_LIBCURL_SONAME ": cannot be opened");
+        why = log::cat(why, "; ", e2 ? e2 : log::cat(fallback, ": cannot be opened"));
       }
     }
   }
   if (!h) {
     if (error) *error = log::cat("libcurl (needed for DoH) could not be loaded: ", why);
-    return nullptr;
+    return std::nullopt;
   }
   CurlLibrary lib;
   lib.handle = h;
   std::string missing;
-  bool ok = resolve(h, "curl_global_init", lib.global_init, &missing);
-  ok &= resolve(h, "curl_version_info", lib.version_info, &missing);
-  ok &= resolve(h, "curl_easy_init", lib.easy_init, &missing);
-  ok &= resolve(h, "curl_easy_cleanup", lib.easy_cleanup, &missing);
-  ok &= resolve(h, "curl_easy_setopt", lib.easy_setopt, &missing);
-  ok &= resolve(h, "curl_easy_getinfo", lib.easy_getinfo, &missing);
-  ok &= resolve(h, "curl_easy_strerror", lib.easy_strerror, &missing);
-  ok &= resolve(h, "curl_multi_init", lib.multi_init, &missing);
-  ok &= resolve(h, "curl_multi_cleanup", lib.multi_cleanup, &missing);
-  ok &= resolve(h, "curl_multi_setopt", lib.multi_setopt, &missing);
-  ok &= resolve(h, "curl_multi_add_handle", lib.multi_add_handle, &missing);
-  ok &= resolve(h, "curl_multi_remove_handle", lib.multi_remove_handle, &missing);
-  ok &= resolve(h, "curl_multi_socket_action", lib.multi_socket_action, &missing);
-  ok &= resolve(h, "curl_multi_assign", lib.multi_assign, &missing);
-  ok &= resolve(h, "curl_multi_info_read", lib.multi_info_read, &missing);
-  ok &= resolve(h, "curl_multi_strerror", lib.multi_strerror, &missing);
-  ok &= resolve(h, "curl_slist_append", lib.slist_append, &missing);
-  ok &= resolve(h, "curl_slist_free_all", lib.slist_free_all, &missing);
+  bool ok = true;
+  ok = resolve(h, "curl_global_init", lib.global_init, &missing) && ok;
+  ok = resolve(h, "curl_version_info", lib.version_info, &missing) && ok;
+  ok = resolve(h, "curl_easy_init", lib.easy_init, &missing) && ok;
+  ok = resolve(h, "curl_easy_cleanup", lib.easy_cleanup, &missing) && ok;
+  ok = resolve(h, "curl_easy_setopt", lib.easy_setopt, &missing) && ok;
+  ok = resolve(h, "curl_easy_getinfo", lib.easy_getinfo, &missing) && ok;
+  ok = resolve(h, "curl_easy_strerror", lib.easy_strerror, &missing) && ok;
+  ok = resolve(h, "curl_multi_init", lib.multi_init, &missing) && ok;
+  ok = resolve(h, "curl_multi_cleanup", lib.multi_cleanup, &missing) && ok;
+  ok = resolve(h, "curl_multi_setopt", lib.multi_setopt, &missing) && ok;
+  ok = resolve(h, "curl_multi_add_handle", lib.multi_add_handle, &missing) && ok;
+  ok = resolve(h, "curl_multi_remove_handle", lib.multi_remove_handle, &missing) && ok;
+  ok = resolve(h, "curl_multi_socket_action", lib.multi_socket_action, &missing) && ok;
+  ok = resolve(h, "curl_multi_assign", lib.multi_assign, &missing) && ok;
+  ok = resolve(h, "curl_multi_info_read", lib.multi_info_read, &missing) && ok;
+  ok = resolve(h, "curl_multi_strerror", lib.multi_strerror, &missing) && ok;
+  ok = resolve(h, "curl_slist_append", lib.slist_append, &missing) && ok;
+  ok = resolve(h, "curl_slist_free_all", lib.slist_free_all, &missing) && ok;
   if (!ok) {
     dlclose(h);
-    if (error) *error = log::cat("libcurl (needed for DoH) lacks ", missing, ": too old or not libcurl");
-    return nullptr;
+    if (error) *error = log::cat("libcurl (needed for DoH) could not be used: ", path, " lacks ", missing);
+    return std::nullopt;
   }
-  loaded = lib;
-  return &*loaded;
+  return lib;
+}
+
+const CurlLibrary* load_curl_library(std::string* error) {
+  if (!loaded) loaded = open_curl_library(NXDNS_LIBCURL_PATH, NXDNS_LIBCURL_SONAME, error);
+  return loaded ? &*loaded : nullptr;
 }
 
 const CurlLibrary& curl_lib() {

@@ -11,6 +11,7 @@
 // nothing about the API changes but the `curl_lib().` in front of a call.
 #include <curl/curl.h>
 
+#include <optional>
 #include <string>
 
 namespace nxdns::upstream {
@@ -40,6 +41,11 @@ struct CurlLibrary {
   void* symbol(const char* name) const;
   void* handle = nullptr;
 };
+
+// Opens `path` (else `fallback`, a soname for the loader's search path) and
+// resolves every entry point; nullopt and a one-line reason naming the file
+// otherwise. The library stays loaded for the process lifetime on success.
+std::optional<CurlLibrary> open_curl_library(const char* path, const char* fallback, std::string* error);
 
 // Opens libcurl once per process (the path found at build time, then the
 // soname through the loader's search path) and resolves every entry point.
