@@ -19,11 +19,14 @@ source "$(dirname "$0")/lib.sh"
 T=1
 if emulated; then
   T=4
-  echo "NOTE: emulated run (qemu): time limits x$T (budget upper bounds: +150 ms, still below the next budget step)"
+  echo "NOTE: emulated run (qemu): time limits x$T (budget upper bounds: +200 ms, still below the next budget step)"
 fi
-# A SERVFAIL "at the 1500 ms budget" arrives by this much later at most;
-# either way below 2000 ms, where a second uncut 1000 ms attempt would end.
-LATE=$((T == 1 ? 300 : 450))
+# A SERVFAIL "at the 1500 ms budget" arrives by this much later at most:
+# loopback takes a millisecond, but this runs on shared VMs that stall a
+# process for a few hundred ms now and then (a 410 ms stall was seen once).
+# Either way it stays below 2800 ms, where the two-upstream case would end if
+# the total budget did not cut its second 1400 ms attempt.
+LATE=$((T == 1 ? 800 : 1000))
 
 ADDR=$(pick_loopback)
 PORT=5300
@@ -96,13 +99,13 @@ read -r st one_ms < <(timed single.dead.test)
 [ "$st" = SERVFAIL ] || fail "one black hole: got $st"
 [ "$one_ms" -ge 1450 ] && [ "$one_ms" -le $((1500 + LATE)) ] || fail "one black hole: SERVFAIL after $one_ms ms, budget 1500 ms"
 stop_daemon
-pair_config "$WORK/two.yaml" 1000 1500 "$FIX_PORT_hole" "$FIX_PORT_hole2"
+pair_config "$WORK/two.yaml" 1400 1500 "$FIX_PORT_hole" "$FIX_PORT_hole2"
 start_daemon "$WORK/two.yaml" "$ADDR" "$PORT"
 read -r st two_ms < <(timed double.dead.test)
 [ "$st" = SERVFAIL ] || fail "two black holes: got $st"
 [ "$two_ms" -ge 1450 ] && [ "$two_ms" -le $((1500 + LATE)) ] || fail "two black holes: SERVFAIL after $two_ms ms, total budget 1500 ms"
 stop_daemon
-pass "black holes only: SERVFAIL in $one_ms ms (one upstream, budget 1500 ms) and $two_ms ms (two upstreams, attempt 1000 ms, the total 1500 ms cuts the second)"
+pass "black holes only: SERVFAIL in $one_ms ms (one upstream, budget 1500 ms) and $two_ms ms (two upstreams, attempt 1400 ms, the total 1500 ms cuts the second)"
 
 # ---- 3. WAN flap: the only upstream silent for 30 s ----------------------------------
 start_fixture flap "$WORK/pki"
