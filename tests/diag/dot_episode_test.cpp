@@ -15,6 +15,7 @@
 #include "log/log.hpp"
 #include "loop/event_handles.hpp"
 #include "loop/loop_scheduler.hpp"
+#include "support/loop_driver.hpp"
 #include "upstream/dot_test_server.hpp"
 #include "upstream/dot_transport.hpp"
 #include "upstream/pool.hpp"
@@ -24,8 +25,6 @@
 using namespace nxdns;
 
 namespace {
-
-void tick(evutil_socket_t, short, void*) {}
 
 struct Lines {
   std::vector<std::pair<log::Level, std::string>> v;
@@ -42,7 +41,7 @@ struct Lines {
 TEST_GROUP(DotEpisodes) {
   loop::EventBasePtr base;
   std::unique_ptr<loop::LoopScheduler> sched;
-  loop::EventPtr ticker;
+  std::unique_ptr<test::LoopDriver> driver;
   std::unique_ptr<test::TestPki> pki;
   std::unique_ptr<test::TempFile> ca;
   std::unique_ptr<test::DotTestServer> server;
@@ -56,9 +55,7 @@ TEST_GROUP(DotEpisodes) {
     log::set_level(log::Level::info);
     base.reset(event_base_new());
     sched = std::make_unique<loop::LoopScheduler>(base.get());
-    ticker.reset(event_new(base.get(), -1, EV_PERSIST, &tick, nullptr));
-    timeval tv{0, 5000};
-    event_add(ticker.get(), &tv);
+    driver = std::make_unique<test::LoopDriver>(base.get());
     pki = std::make_unique<test::TestPki>("dot.test");
     ca = std::make_unique<test::TempFile>(pki->ca_pem);
   }
@@ -68,7 +65,7 @@ TEST_GROUP(DotEpisodes) {
     server.reset();
     ca.reset();
     pki.reset();
-    ticker.reset();
+    driver.reset();
     sched.reset();
     base.reset();
     log::set_sink(nullptr, nullptr);
@@ -97,11 +94,7 @@ TEST_GROUP(DotEpisodes) {
     std::optional<upstream::PoolOutcome> out;
     pool->submit(dns::make_query(id, *dns::name_from_text(name), 1, 1232),
                  [&out](upstream::PoolOutcome&& o) { out = std::move(o); });
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (!out) {
-      if (std::chrono::steady_clock::now() > deadline) FAIL("timed out waiting for the pool");
-      event_base_loop(base.get(), EVLOOP_ONCE);
-    }
+    if (!driver->until([&out] { return out.has_value(); }, 5000)) FAIL("timed out waiting for the pool");
     return std::move(*out);
   }
 };

@@ -22,6 +22,7 @@
 #include "log/log.hpp"
 #include "loop/event_handles.hpp"
 #include "loop/loop_scheduler.hpp"
+#include "support/loop_driver.hpp"
 #include "upstream/curl_multi.hpp"
 #include "upstream/doh_test_support.hpp"
 #include "upstream/dot_test_server.hpp"
@@ -55,7 +56,6 @@ bool answers_name(const dns::Bytes& response, const std::string& name) {
   return q && want && dns::names_equal(q->name, *want);
 }
 
-void tick(evutil_socket_t, short, void*) {}
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -66,7 +66,7 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 TEST_GROUP(DohTransport) {
   loop::EventBasePtr base;
   std::unique_ptr<loop::LoopScheduler> sched;
-  loop::EventPtr ticker;
+  std::unique_ptr<test::LoopDriver> driver;
   std::unique_ptr<test::TempDir> dir;
   std::unique_ptr<test::TestProcess> fixture, front, relay;
   std::shared_ptr<CurlMulti> multi;
@@ -79,11 +79,7 @@ TEST_GROUP(DohTransport) {
   void setup() override {
     base.reset(event_base_new());
     sched = std::make_unique<loop::LoopScheduler>(base.get());
-    // Keeps EVLOOP_ONCE from blocking for long, so run_until can check its
-    // deadline.
-    ticker.reset(event_new(base.get(), -1, EV_PERSIST, &tick, nullptr));
-    timeval tv{0, 5000};
-    event_add(ticker.get(), &tv);
+    driver = std::make_unique<test::LoopDriver>(base.get());
     dir = std::make_unique<test::TempDir>();
     fixture = std::make_unique<test::TestProcess>();
     front = std::make_unique<test::TestProcess>();
@@ -105,7 +101,7 @@ TEST_GROUP(DohTransport) {
     front.reset();
     fixture.reset();
     dir.reset();
-    ticker.reset();
+    driver.reset();
     sched.reset();
     base.reset();
     nghttpx.clear();
@@ -220,15 +216,10 @@ TEST_GROUP(DohTransport) {
   }
 
   void run_until(const std::function<bool()>& pred, int ms = 5000, const char* what = "condition") {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-    while (!pred()) {
-      if (std::chrono::steady_clock::now() > deadline) FAIL(log::cat("timed out waiting for ", what).c_str());
-      event_base_loop(base.get(), EVLOOP_ONCE);
-    }
+    if (!driver->until(pred, ms)) FAIL(log::cat("timed out waiting for ", what).c_str());
   }
   void run_for(int ms) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-    while (std::chrono::steady_clock::now() < until) event_base_loop(base.get(), EVLOOP_ONCE);
+    driver->run_for(ms);
   }
 
   Transport::ExchangeId start(Transport& t, Outcome& out, std::uint16_t id, const std::string& name) {

@@ -18,6 +18,7 @@
 #include "log/log.hpp"
 #include "loop/event_handles.hpp"
 #include "loop/loop_scheduler.hpp"
+#include "support/loop_driver.hpp"
 #include "upstream/dot_test_server.hpp"
 #include "upstream/tls_config.hpp"
 
@@ -73,14 +74,13 @@ std::uint16_t closed_port() {
   return ntohs(sa.sin_port);
 }
 
-void tick(evutil_socket_t, short, void*) {}
 
 }  // namespace
 
 TEST_GROUP(DotTransport) {
   loop::EventBasePtr base;
   std::unique_ptr<loop::LoopScheduler> sched;
-  loop::EventPtr ticker;
+  std::unique_ptr<test::LoopDriver> driver;
   std::unique_ptr<test::TestPki> pki;
   std::unique_ptr<test::TempFile> ca;
   std::unique_ptr<test::DotTestServer> server;
@@ -93,11 +93,7 @@ TEST_GROUP(DotTransport) {
     log::set_level(log::Level::debug);
     base.reset(event_base_new());
     sched = std::make_unique<loop::LoopScheduler>(base.get());
-    // Keeps EVLOOP_ONCE from blocking for long, so run_until can check its
-    // deadline.
-    ticker.reset(event_new(base.get(), -1, EV_PERSIST, &tick, nullptr));
-    timeval tv{0, 5000};
-    event_add(ticker.get(), &tv);
+    driver = std::make_unique<test::LoopDriver>(base.get());
     pki = std::make_unique<test::TestPki>("dot.test");
     ca = std::make_unique<test::TempFile>(pki->ca_pem);
   }
@@ -106,7 +102,7 @@ TEST_GROUP(DotTransport) {
     server.reset();
     ca.reset();
     pki.reset();
-    ticker.reset();
+    driver.reset();
     sched.reset();
     base.reset();
     log::set_sink(nullptr, nullptr);
@@ -136,16 +132,11 @@ TEST_GROUP(DotTransport) {
 
   // Runs the loop until `pred` holds; fails the test after `ms`.
   void run_until(const std::function<bool()>& pred, int ms = 5000, const char* what = "condition") {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-    while (!pred()) {
-      if (std::chrono::steady_clock::now() > deadline) FAIL(log::cat("timed out waiting for ", what).c_str());
-      event_base_loop(base.get(), EVLOOP_ONCE);
-    }
+    if (!driver->until(pred, ms)) FAIL(log::cat("timed out waiting for ", what).c_str());
   }
   // Runs the loop for `ms` regardless.
   void run_for(int ms) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-    while (std::chrono::steady_clock::now() < until) event_base_loop(base.get(), EVLOOP_ONCE);
+    driver->run_for(ms);
   }
 
   Transport::ExchangeId start(Outcome& out, std::uint16_t id, const std::string& name) {

@@ -14,6 +14,7 @@
 
 #include "app/daemon.hpp"
 #include "log/log.hpp"
+#include "support/loop_driver.hpp"
 #include "upstream/fake_transport.hpp"
 #include "web/exposition.hpp"
 #include "web/loop_http_client.hpp"
@@ -24,8 +25,6 @@ using namespace nxdns;
 using upstream::Cause;
 
 namespace {
-
-void tick(evutil_socket_t, short, void*) {}
 
 struct Lines {
   std::vector<std::pair<log::Level, std::string>> v;
@@ -42,7 +41,7 @@ struct Lines {
 TEST_GROUP(DaemonSurface) {
   std::vector<test::FakeTransport*> fakes;
   std::unique_ptr<app::Daemon> d;
-  loop::EventPtr ticker;
+  std::unique_ptr<test::LoopDriver> driver;
   std::unique_ptr<Lines> lines;
   std::string why;  // from the last start()
 
@@ -51,7 +50,7 @@ TEST_GROUP(DaemonSurface) {
     log::set_sink(&Lines::sink, lines.get());
   }
   void teardown() override {
-    ticker.reset();
+    driver.reset();
     d.reset();
     log::set_sink(nullptr, nullptr);
     lines.reset();
@@ -80,17 +79,11 @@ TEST_GROUP(DaemonSurface) {
     why.clear();
     d = app::Daemon::create(cfg, factory, &why);
     if (!d) return;
-    ticker.reset(event_new(d->base(), -1, EV_PERSIST, &tick, nullptr));
-    timeval tv{0, 5000};
-    event_add(ticker.get(), &tv);
+    driver = std::make_unique<test::LoopDriver>(d->base());
   }
 
   void run_until(const std::function<bool()>& pred, int ms, const char* what) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-    while (!pred()) {
-      if (std::chrono::steady_clock::now() > deadline) FAIL((std::string("timed out waiting for ") + what).c_str());
-      event_base_loop(d->base(), EVLOOP_ONCE);
-    }
+    if (!driver->until(pred, ms)) FAIL((std::string("timed out waiting for ") + what).c_str());
   }
 
   std::unique_ptr<test::LoopHttpClient> get(const std::string& path) {

@@ -19,6 +19,7 @@
 
 #include "log/log.hpp"
 #include "loop/event_handles.hpp"
+#include "support/loop_driver.hpp"
 #include "web/loop_http_client.hpp"
 
 #include <CppUTest/TestHarness.h>
@@ -28,8 +29,6 @@ using web::HttpServer;
 using web::Response;
 
 namespace {
-
-void tick(evutil_socket_t, short, void*) {}
 
 std::size_t thread_count() {
   std::size_t n = 0;
@@ -44,7 +43,7 @@ std::size_t thread_count() {
 
 TEST_GROUP(HttpServer) {
   loop::EventBasePtr base;
-  loop::EventPtr ticker;
+  std::unique_ptr<test::LoopDriver> driver;
   std::unique_ptr<HttpServer> server;
   int metrics_calls = 0;
 
@@ -52,14 +51,11 @@ TEST_GROUP(HttpServer) {
     // The handler-exception test logs a warning on purpose.
     log::set_sink([](log::Level, std::string_view, void*) {}, nullptr);
     base.reset(event_base_new());
-    // Wakes EVLOOP_ONCE regularly so run_until can check its deadline.
-    ticker.reset(event_new(base.get(), -1, EV_PERSIST, &tick, nullptr));
-    timeval tv{0, 5000};
-    event_add(ticker.get(), &tv);
+    driver = std::make_unique<test::LoopDriver>(base.get());
   }
   void teardown() override {
     server.reset();
-    ticker.reset();
+    driver.reset();
     base.reset();
     log::set_sink(nullptr, nullptr);
   }
@@ -85,15 +81,10 @@ TEST_GROUP(HttpServer) {
   }
 
   void run_until(const std::function<bool()>& pred, int ms, const char* what) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-    while (!pred()) {
-      if (std::chrono::steady_clock::now() > deadline) FAIL((std::string("timed out waiting for ") + what).c_str());
-      event_base_loop(base.get(), EVLOOP_ONCE);
-    }
+    if (!driver->until(pred, ms)) FAIL((std::string("timed out waiting for ") + what).c_str());
   }
   void run_for(int ms) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-    while (std::chrono::steady_clock::now() < until) event_base_loop(base.get(), EVLOOP_ONCE);
+    driver->run_for(ms);
   }
 
   std::unique_ptr<test::LoopHttpClient> fetch(const std::string& request) {
