@@ -20,8 +20,8 @@ int version_command() {
   std::string why;
   std::string curl;
   if (const auto* lib = upstream::load_curl_library(&why)) {
-    const curl_version_info_data* cv = lib->version_info(CURLVERSION_NOW);
-    curl = cv && cv->version ? cv->version : "unknown";
+    curl = lib->version();
+    if (curl.empty()) curl = "unknown";
   } else {
     curl = "unavailable (" + why + ")";
   }

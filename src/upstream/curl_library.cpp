@@ -9,11 +9,10 @@
 
 #include "log/log.hpp"
 
-#ifndef NXDNS_LIBCURL_PATH
-#define NXDNS_LIBCURL_PATH "libcurl.so.4"
-#endif
-#ifndef NXDNS_LIBCURL_SONAME
-#define NXDNS_LIBCURL_SONAME "libcurl.so.4"
+// Both set by CMakeLists.txt for this file only: where the build found
+// libcurl, and its soname.
+#if !defined(NXDNS_LIBCURL_PATH) || !defined(NXDNS_LIBCURL_SONAME)
+#error "NXDNS_LIBCURL_PATH and NXDNS_LIBCURL_SONAME come from the build"
 #endif
 
 namespace nxdns::upstream {
@@ -40,7 +39,10 @@ bool resolve(void* handle, const char* name, Fn& out, std::string* missing) {
 
 void* CurlLibrary::symbol(const char* name) const { return handle ? dlsym(handle, name) : nullptr; }
 
-const char* curl_library_path() { return NXDNS_LIBCURL_PATH; }
+std::string CurlLibrary::version() const {
+  const curl_version_info_data* v = version_info ? version_info(CURLVERSION_NOW) : nullptr;
+  return v && v->version ? v->version : "";
+}
 
 bool curl_library_loaded() { return loaded.has_value(); }
 

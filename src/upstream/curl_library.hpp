@@ -39,6 +39,8 @@ struct CurlLibrary {
   // A symbol of libcurl or of a library it loaded (its TLS library), or
   // nullptr.
   void* symbol(const char* name) const;
+  // libcurl's version string ("8.5.0"), empty when it reports none.
+  std::string version() const;
   void* handle = nullptr;
 };
 
@@ -60,8 +62,5 @@ const CurlLibrary& curl_lib();
 
 // Whether this process has libcurl mapped through load_curl_library().
 bool curl_library_loaded();
-
-// Where load_curl_library() looks first (build-time path of the soname).
-const char* curl_library_path();
 
 }  // namespace nxdns::upstream

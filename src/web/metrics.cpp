@@ -1,6 +1,5 @@
 #include "web/metrics.hpp"
 
-#include <curl/curl.h>
 #include <event2/event.h>
 #include <mbedtls/version.h>
 #include <microhttpd.h>
@@ -305,10 +304,7 @@ BuildInfo build_info() {
   b.mbedtls = mbed;
   // libcurl is mapped only when a DoH upstream is configured (see
   // upstream/curl_library.hpp); otherwise there is no curl version to report.
-  if (upstream::curl_library_loaded()) {
-    const curl_version_info_data* cv = upstream::curl_lib().version_info(CURLVERSION_NOW);
-    b.curl = cv && cv->version ? cv->version : "";
-  }
+  if (upstream::curl_library_loaded()) b.curl = upstream::curl_lib().version();
   b.libevent = event_get_version();
   b.microhttpd = MHD_get_version();
   return b;

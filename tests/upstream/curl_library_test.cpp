@@ -19,6 +19,7 @@ TEST(CurlLibrary, LoadsTheBuildTimeLibraryWithEveryEntryPoint) {
   CHECK_TRUE(&upstream::curl_lib() == lib);
   const curl_version_info_data* v = lib->version_info(CURLVERSION_NOW);
   CHECK_TRUE(v != nullptr && v->version != nullptr);
+  STRCMP_EQUAL(v->version, lib->version().c_str());
   // A handle made and freed through the table, as the transports do.
   CURL* e = lib->easy_init();
   CHECK_TRUE(e != nullptr);
