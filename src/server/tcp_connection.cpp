@@ -136,7 +136,7 @@ void TcpConnection::update_reading() {
   if (!bev_) return;
   // Back-pressure: stop reading while the client has the maximum number of
   // queries outstanding or has not taken its answers.
-  const bool want = !reading_stopped_ && pending_.size() < max_pending_per_connection &&
+  const bool want = !reading_stopped_ && !peer_done_writing_ && pending_.size() < max_pending_per_connection &&
                     evbuffer_get_length(bufferevent_get_output(bev_.get())) <= max_tcp_output_backlog / 2;
   if (want)
     bufferevent_enable(bev_.get(), EV_READ);
@@ -150,6 +150,10 @@ void TcpConnection::on_write() {
     close("drained");
     return;
   }
+  if (peer_done_writing_) {
+    close_when_answered("client closed; every answer sent");
+    return;
+  }
   update_reading();
 }
 
@@ -159,8 +163,33 @@ void TcpConnection::on_event(short what) {
     close("write stalled");
     return;
   }
-  // EOF or error from the client: it will never read an answer.
-  close((what & BEV_EVENT_EOF) ? "client closed" : "socket error");
+  if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR)) {
+    // EOF is a half-close: the client sent its last query (shutdown
+    // SHUT_WR, as kdig does) and still reads. RFC 7766 §6.2.4 spirit: answer
+    // everything already received, then close. libevent has stopped reading.
+    peer_done_writing_ = true;
+    on_read();  // frames still buffered behind the pipelining limit
+    if (bev_) close_when_answered("client closed");
+    return;
+  }
+  // A reset or other error: the client will never read an answer.
+  close("socket error");
+}
+
+void TcpConnection::close_when_answered(const char* why) {
+  if (!bev_) return;
+  // A partial frame left in the input can never complete: ignore it.
+  if (pending_.empty() && !has_complete_frame() && evbuffer_get_length(bufferevent_get_output(bev_.get())) == 0)
+    close(why);
+}
+
+bool TcpConnection::has_complete_frame() const {
+  evbuffer* in = bufferevent_get_input(bev_.get());
+  const std::size_t have = evbuffer_get_length(in);
+  if (have < tcp_length_prefix) return false;
+  std::uint8_t len[tcp_length_prefix];
+  evbuffer_copyout(in, len, sizeof len);
+  return have >= tcp_length_prefix + ((std::size_t{len[0]} << 8) | len[1]);
 }
 
 void TcpConnection::stop_reading() {

@@ -39,6 +39,9 @@ class TcpConnection {
   void update_reading();
   void arm_idle();
   void close(const char* why);
+  // After the client's EOF: close once nothing is owed to it.
+  void close_when_answered(const char* why);
+  bool has_complete_frame() const;
 
   loop::Scheduler& sched_;
   query::Engine& engine_;
@@ -50,6 +53,8 @@ class TcpConnection {
   std::unordered_set<query::Engine::QueryId> pending_;
   bool reading_stopped_ = false;
   bool draining_ = false;
+  // The client half-closed (EOF): no more input, answers still owed.
+  bool peer_done_writing_ = false;
   // Replies capture this token; once the connection is closed they drop
   // their answer instead of touching a dead object.
   std::shared_ptr<TcpConnection*> alive_;

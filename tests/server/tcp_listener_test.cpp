@@ -1,4 +1,5 @@
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -144,16 +145,70 @@ TEST(TcpListener, OversizedLengthPrefixClosesTheConnection) {
   CHECK_EQUAL(0u, rig.fake->started());
 }
 
-TEST(TcpListener, ClientClosingAbandonsItsPendingQueries) {
+TEST(TcpListener, ClientResetAbandonsItsPendingQueries) {
   TcpRig rig;
   const int c = rig.connect_client();
   send_all(c, framed_query(1));
   rig.spin(20);
   CHECK_EQUAL(1u, rig.fake->live());
+  // SO_LINGER 0: close() sends a reset, not a FIN. Nobody will read the answer.
+  const linger reset{1, 0};
+  CHECK_EQUAL(0, ::setsockopt(c, SOL_SOCKET, SO_LINGER, &reset, sizeof reset));
   ::close(c);
   rig.clients.clear();
   rig.spin(30);
   CHECK_EQUAL(1u, rig.fake->cancelled());
+  CHECK_EQUAL(0u, rig.engine->in_flight());
+  CHECK_EQUAL(0u, rig.listener->connections());
+  CHECK_EQUAL(0u, rig.state.v4.tcp_connections);
+}
+
+// RFC 7766 §6.2.4 spirit: a client that writes its queries and then shuts
+// down its sending side (kdig does) still reads every answer; the server
+// closes only once nothing is owed.
+TEST(TcpListener, HalfClosedClientGetsEveryAnswerThenEof) {
+  TcpRig rig;
+  const int c = rig.connect_client();
+  auto both = framed_query(0x0A0A), b = framed_query(0x0B0B);
+  both.insert(both.end(), b.begin(), b.end());
+  send_all(c, both);
+  CHECK_EQUAL(0, ::shutdown(c, SHUT_WR));
+  rig.spin(20);
+  CHECK_EQUAL(2u, rig.fake->live());
+  CHECK_EQUAL(0u, rig.fake->cancelled());
+  rig.fake->finish(2, upstream::Cause::ok);
+  CHECK_EQUAL(0x0B0B, dns::get_id(read_frame(rig, c)));
+  rig.fake->finish(1, upstream::Cause::ok);
+  CHECK_EQUAL(0x0A0A, dns::get_id(read_frame(rig, c)));
+  CHECK_TRUE(closed_by_server(rig, c));
+  CHECK_EQUAL(0u, rig.listener->connections());
+}
+
+TEST(TcpListener, HalfCloseWithNothingOwedClosesAtOnce) {
+  TcpRig rig;
+  const int c = rig.connect_client();
+  send_all(c, dns::Bytes{0x00});  // a lone prefix byte: a frame that can never complete
+  CHECK_EQUAL(0, ::shutdown(c, SHUT_WR));
+  CHECK_TRUE(closed_by_server(rig, c));
+  CHECK_EQUAL(0u, rig.listener->connections());
+  CHECK_EQUAL(0u, rig.fake->started());
+}
+
+TEST(TcpListener, ClosedClientsLateAnswerClosesTheConnection) {
+  // A FIN cannot be told from a half-close, so the query stays in flight;
+  // its answer goes to a socket the client has closed (the peer's kernel
+  // drops it), and then the connection closes: nothing is left behind.
+  ::signal(SIGPIPE, SIG_IGN);  // as the daemon does (src/app/daemon.cpp)
+  TcpRig rig;
+  const int c = rig.connect_client();
+  send_all(c, framed_query(3));
+  rig.spin(20);
+  ::close(c);
+  rig.clients.clear();
+  rig.spin(20);
+  CHECK_EQUAL(1u, rig.engine->in_flight());
+  rig.fake->answer_oldest();
+  rig.spin(20);
   CHECK_EQUAL(0u, rig.engine->in_flight());
   CHECK_EQUAL(0u, rig.listener->connections());
   CHECK_EQUAL(0u, rig.state.v4.tcp_connections);
