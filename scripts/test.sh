@@ -9,7 +9,15 @@
 #   nix       every .nix file parses; NixOS module evaluation tests
 #   aarch64   cross-build with the Debian toolchain, suite under qemu-user
 # Choose stages with NXDNS_STAGES="main asan" (default: all). Build trees go
-# to build-ci/<stage>. Exit status is non-zero when any stage fails.
+# to build-ci/<stage>, each stage's output to build-ci/<stage>.log. Exit
+# status is non-zero when any stage fails.
+#
+# Skips are never passes. A stage that cannot run exits 77 (or its script is
+# missing); a ctest test that cannot run exits its SKIP_RETURN_CODE (77) and
+# ctest lists it as Skipped; a stage that ran but left a step out prints a
+# line containing "skipped: WHY". The summary names every one of them as
+# skipped, and with CI=true (.ci/run sets it) any skip fails the run: the
+# README promises every stage and every test.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,19 +27,55 @@ JOBS=${NXDNS_JOBS:-$(nproc)}
 OUT=$ROOT/build-ci
 mkdir -p "$OUT"
 
+CI_MODE=0
+[ "${CI:-}" = true ] && CI_MODE=1
+SKIP_STATUS=77
+
 declare -A RESULT
 declare -A SECONDS_TAKEN
+declare -A SKIPS  # stage -> newline-separated skipped tests and steps
 failed=0
+
+# skips_in LOG: what a stage's output says did not run: ctest's "did not
+# run" list (Skipped, Not Run, Disabled) and any "skipped: WHY" step line.
+skips_in() {
+  sed -n '/^The following tests did not run:/,/^$/p' "$1" | grep -E '\((Skipped|Not Run|Disabled)\)' |
+    sed -E 's/^[[:space:]]*[0-9]+ - /test /'
+  grep -iE '(^|[^a-z])skipped: ' "$1" | grep -vE '^(stage |====)' | sed -E 's/^[[:space:]]*/step: /' | sort -u
+}
+
+# skipped_result NAME WHAT: a skip is reported as one, and fails under CI.
+skipped_result() {
+  if [ "$CI_MODE" = 1 ]; then
+    RESULT[$1]="FAILED ($2; CI=true: a skip is a failure)"
+    failed=1
+  else
+    RESULT[$1]="skipped ($2)"
+  fi
+}
 
 stage() {
   local name=$1
   shift
   echo
   echo "==================== stage: $name ===================="
-  local t0=$SECONDS rc=0
-  "$@" || rc=$?
+  local t0=$SECONDS rc=0 log=$OUT/$name.log
+  "$@" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
   SECONDS_TAKEN[$name]=$((SECONDS - t0))
-  if [ "$rc" = 0 ]; then RESULT[$name]=passed; else RESULT[$name]="FAILED (exit $rc)"; failed=1; fi
+  SKIPS[$name]=$(skips_in "$log")
+  local nskip=0
+  [ -n "${SKIPS[$name]}" ] && nskip=$(grep -c . <<<"${SKIPS[$name]}")
+  if [ "$rc" = 0 ] && [ "$nskip" = 0 ]; then
+    RESULT[$name]=passed
+  elif [ "$rc" = 0 ]; then
+    skipped_result "$name" "passed, but $nskip test(s)/step(s) skipped"
+  elif [ "$rc" = "$SKIP_STATUS" ]; then
+    skipped_result "$name" "the stage could not run here: exit $SKIP_STATUS"
+  else
+    RESULT[$name]="FAILED (exit $rc)"
+    failed=1
+  fi
   echo "==================== stage $name: ${RESULT[$name]} in ${SECONDS_TAKEN[$name]} s"
 }
 
@@ -64,7 +108,7 @@ stage_fuzz() { bash "$ROOT/scripts/fuzz.sh" "${NXDNS_FUZZ_SECONDS:-20}"; }
 stage_nix() { bash "$ROOT/scripts/nix-checks.sh"; }
 stage_aarch64() { NXDNS_AARCH64_BUILD=$OUT/aarch64 NXDNS_JOBS=$JOBS bash "$ROOT/scripts/aarch64.sh"; }
 
-echo "nxdns test suite: stages: $STAGES"
+echo "nxdns test suite: stages: $STAGES$([ "$CI_MODE" = 1 ] && echo " (CI=true: skips fail)")"
 stage deps bash "$ROOT/scripts/install-deps.sh"
 [ "${RESULT[deps]}" = passed ] || { echo "dependency installation failed"; exit 1; }
 
@@ -74,7 +118,7 @@ for s in $STAGES; do
   script=$(stage_script "$s")
   if [ -n "$script" ] && [ ! -f "$ROOT/scripts/$script" ]; then
     echo "stage $s: SKIPPED: scripts/$script is not in this tree"
-    RESULT[$s]="skipped (scripts/$script missing)"
+    skipped_result "$s" "scripts/$script missing"
     continue
   fi
   stage "$s" "stage_$s"
@@ -84,5 +128,8 @@ echo
 echo "==================== summary ===================="
 for s in deps $STAGES; do
   printf '  %-10s %s %s\n' "$s" "${RESULT[$s]:-not run}" "${SECONDS_TAKEN[$s]:+(${SECONDS_TAKEN[$s]} s)}"
+  if [ -n "${SKIPS[$s]:-}" ]; then
+    while IFS= read -r line; do printf '             skipped: %s\n' "$line"; done <<<"${SKIPS[$s]}"
+  fi
 done
 exit "$failed"

@@ -4,8 +4,14 @@ set -euo pipefail
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/nxdns-it.XXXXXX")
 PIDS=()
+# A test that cannot run must say so, never pass: this exit status is the
+# SKIP_RETURN_CODE of every integration test (tests/integration/CMakeLists.txt),
+# so ctest lists it as "Skipped" and scripts/test.sh counts it (and fails it
+# under CI=true).
+NXDNS_SKIP_STATUS=77
+SKIPPED_PARTS=()
 cleanup() {
-  local pid
+  local rc=$? pid
   for pid in "${PIDS[@]:-}"; do
     [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
   done
@@ -13,8 +19,28 @@ cleanup() {
     [ -n "$pid" ] && wait "$pid" 2>/dev/null || true
   done
   if [ "${KEEP_WORK:-0}" = 1 ]; then echo "work dir kept: $WORK"; else rm -rf "$WORK"; fi
+  # Everything else passed but part of the test could not run: the test as a
+  # whole is skipped, not passed (a failure still wins).
+  if [ "$rc" = 0 ] && [ "${#SKIPPED_PARTS[@]}" -gt 0 ]; then
+    echo "SKIPPED (in part): ${SKIPPED_PARTS[*]}"
+    exit "$NXDNS_SKIP_STATUS"
+  fi
 }
 trap cleanup EXIT
+
+# skip WHY: the whole test cannot run here; stop now, reported as skipped.
+skip() {
+  echo "SKIPPED: $*"
+  exit "$NXDNS_SKIP_STATUS"
+}
+# skip_part WHY: one check cannot run here; the rest runs, and a test that
+# otherwise passes ends as skipped, naming what did not run.
+skip_part() {
+  echo "SKIPPED PART: $*"
+  SKIPPED_PARTS+=("[$*]")
+}
+# require_program NAME WHY: skip the whole test when NAME is not installed.
+require_program() { command -v "$1" >/dev/null 2>&1 || skip "$1 not installed (${2:-$1})"; }
 
 fail() {
   echo "FAIL: $*" >&2
@@ -64,6 +90,9 @@ fx() { local prog=$1; shift; ${NXDNS_EMULATOR:+$NXDNS_EMULATOR} "$FIXTURES/$prog
 # function would leave a bash subshell there, and signals would hit bash).
 nx_exec() { exec ${NXDNS_EMULATOR:+$NXDNS_EMULATOR} "$NXDNS" "$@"; }
 fx_exec() { local prog=$1; shift; exec ${NXDNS_EMULATOR:+$NXDNS_EMULATOR} "$FIXTURES/$prog" "$@"; }
+# need_fixture PROG: skip (not fail) when a fixture program was not built.
+need_fixture() { [ -x "$FIXTURES/$1" ] || skip "fixture program $1 not built in ${FIXTURES:-?}"; }
+require_program dig "Debian: apt-get install bind9-dnsutils"
 emulated() { [ "${NXDNS_EMULATED:-0}" = 1 ]; }
 # An ASan/UBSan build: correct but several times slower per allocation, so
 # timing ratios and RSS bounds are reported, not enforced (scripts say so).
@@ -73,7 +102,7 @@ sanitized() { grep -qa __asan_init "$NXDNS"; }
 maps_libcurl() { grep -q '/libcurl[^/]*\.so' "/proc/$1/maps"; }
 
 # make_pki DIR NAME [VARIANT]
-make_pki() { mkdir -p "$1"; fx nxdns-test-pki --out "$1" --name "$2" ${3:+--variant "$3"} >/dev/null; }
+make_pki() { need_fixture nxdns-test-pki; mkdir -p "$1"; fx nxdns-test-pki --out "$1" --name "$2" ${3:+--variant "$3"} >/dev/null; }
 
 # wait_file PATH: until it exists and is non-empty (max ~10 s).
 wait_file() {
@@ -87,6 +116,7 @@ wait_file() {
 start_fixture() {
   local name=$1 pki=$2
   shift 2
+  need_fixture nxdns-fixture-dot
   rm -f "$WORK/$name.port"
   fx_exec nxdns-fixture-dot --listen 127.0.0.1:0 --port-file "$WORK/$name.port" --stats-file "$WORK/$name.stats" \
     --cert "$pki/server.pem" --key "$pki/server.key" "$@" >"$WORK/$name.log" 2>&1 &
@@ -98,6 +128,7 @@ start_fixture() {
 # start_relay NAME TO_PORT RTT_MS: sets RELAY_PORT_<NAME>.
 start_relay() {
   local name=$1 to=$2 rtt=$3
+  need_fixture nxdns-delay-relay
   rm -f "$WORK/$name.port"  # a reused name must not find the old relay's port
   fx_exec nxdns-delay-relay --listen 127.0.0.1:0 --to "127.0.0.1:$to" --rtt-ms "$rtt" --port-file "$WORK/$name.port" \
     >"$WORK/$name.log" 2>&1 &

@@ -18,7 +18,7 @@ PKI=$FIX/nxdns-test-pki
 DOT=$FIX/nxdns-fixture-dot
 RELAY=$FIX/nxdns-delay-relay
 [ -x "$PKI" ] && [ -x "$DOT" ] && [ -x "$RELAY" ] ||
-  fail "fixtures not built in $FIX (build nxdns-test-pki, nxdns-fixture-dot, nxdns-delay-relay)"
+  skip "fixtures not built in $FIX (build nxdns-test-pki, nxdns-fixture-dot, nxdns-delay-relay)"
 PROMTOOL=$(command -v promtool || true)
 
 fx nxdns-test-pki --out "$WORK/pki" --name dot.test >"$WORK/pki.log" 2>&1 || fail "test PKI"
@@ -144,7 +144,7 @@ if [ -n "$PROMTOOL" ]; then
   "$PROMTOOL" check metrics <"$WORK/live.prom" >"$WORK/promtool.log" 2>&1 || fail "promtool: $(cat "$WORK/promtool.log")"
   pass "promtool check metrics on a live scrape ($(grep -vc '^#' "$WORK/live.prom") samples)"
 else
-  echo "skip: promtool not installed"
+  skip_part "promtool check metrics (promtool not installed; Debian: prometheus)"
 fi
 kill -TERM "$DPID"
 wait "$DPID" || fail "burst daemon: exit status $? after SIGTERM"
@@ -323,7 +323,7 @@ YAML
   [ "$(fx_stat doh active_connections)" = 0 ] || fail "DoH probe left its connection open"
   pass "check: DoH upstream -> ok row, connection closed"
 else
-  echo "skip: nxdns-fixture-doh not built (DoH probe row)"
+  skip_part "check's DoH probe row (nxdns-fixture-doh not built)"
 fi
 
 before=$(fx_stat good accepts)
