@@ -101,11 +101,29 @@ std::unique_ptr<Daemon> Daemon::create(const config::Config& cfg, const Transpor
     }
   }
 
-  for (int sig : {SIGTERM, SIGINT}) {
+  // A client that vanishes mid-write must not kill the daemon: every write
+  // reports EPIPE instead (socket code handles it as a closed peer). Set
+  // before any socket can be written.
+  std::signal(SIGPIPE, SIG_IGN);
+  struct Handler {
+    int sig;
+    void (*on)(Daemon&);
+  };
+  static constexpr Handler handlers[] = {
+      {SIGTERM, [](Daemon& d) { d.begin_shutdown("SIGTERM"); }},
+      {SIGINT, [](Daemon& d) { d.begin_shutdown("SIGINT"); }},
+      // SIGHUP's default action is to terminate: an operator (or a unit's
+      // ExecReload) asking for a reload would take the household's DNS
+      // down. Until reload exists it is said and ignored.
+      {SIGHUP, [](Daemon&) { log::warn("SIGHUP: configuration reload is not implemented yet; ignoring SIGHUP "
+                                        "(restart nxdns to apply a changed configuration)"); }},
+  };
+  for (const Handler& h : handlers) {
     loop::EventPtr ev(evsignal_new(
-        d->base_.get(), sig,
+        d->base_.get(), h.sig,
         [](evutil_socket_t s, short, void* arg) {
-          static_cast<Daemon*>(arg)->begin_shutdown(s == SIGTERM ? "SIGTERM" : "SIGINT");
+          for (const Handler& x : handlers)
+            if (x.sig == s) x.on(*static_cast<Daemon*>(arg));
         },
         d.get()));
     if (!ev || event_add(ev.get(), nullptr) != 0) {
@@ -114,8 +132,6 @@ std::unique_ptr<Daemon> Daemon::create(const config::Config& cfg, const Transpor
     }
     d->signals_.push_back(std::move(ev));
   }
-  // A client that vanishes mid-write must not kill the daemon.
-  std::signal(SIGPIPE, SIG_IGN);
   return d;
 }
 

@@ -165,7 +165,7 @@ void TcpConnection::on_event(short what) {
   }
   if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR)) {
     // EOF is a half-close: the client sent its last query (shutdown
-    // SHUT_WR, as kdig does) and still reads. RFC 7766 §6.2.4 spirit: answer
+    // SHUT_WR) and still reads. RFC 7766 §6.2.4 spirit: answer
     // everything already received, then close. libevent has stopped reading.
     peer_done_writing_ = true;
     on_read();  // frames still buffered behind the pipelining limit
