@@ -15,9 +15,11 @@ constexpr OptionSpec burst_options[] = {
     {"names", 'n', true, "concurrent unique names (default 30)"},
     {"zone", 'z', true, "zone the random labels go under (default burst.test)"},
     {"timeout-ms", '\0', true, "per-query timeout (default 6000)"},
-    {"max-ratio", '\0', true, "fail when wall / single exceeds this"},
-    {"max-stair", '\0', true, "fail when the staircase score exceeds this"},
-    {"cold", '\0', false, "burst first, then the single query (measures a cold burst)"},
+    {"gate", '\0', true, "judge by a named acceptance gate (a wrong NAME lists them)"},
+    {"report-only", '\0', false, "with --gate: print the gate, enforce only no SERVFAIL / no timeout"},
+    {"max-ratio", '\0', true, "fail when wall / single exceeds this (not with --gate)"},
+    {"max-stair", '\0', true, "fail when the staircase score exceeds this (not with --gate)"},
+    {"cold", '\0', false, "burst first, then the single query (measures a cold burst; cold gates imply it)"},
     {"json", '\0', false, "print one JSON object instead of the timeline"}};
 constexpr OptionSpec demo_options[] = {{"rtt-ms", '\0', true, "simulated round trip to the upstream (default 40)"},
                                        {"names", 'n', true, "names per burst (default 30)"}};

@@ -2,23 +2,11 @@
 #include <cstdlib>
 
 #include "cli/burst.hpp"
+#include "cli/burst_gates.hpp"
 #include "cli/commands.hpp"
+#include "upstream/tls_config.hpp"
 
 namespace nxdns::cli {
-
-namespace {
-std::optional<double> double_option(const Parsed& p, const std::string& name, std::string* error) {
-  if (!p.has(name)) return std::nullopt;
-  const std::string v = p.get(name);
-  char* end = nullptr;
-  const double d = std::strtod(v.c_str(), &end);
-  if (v.empty() || *end != '\0' || !(d > 0)) {
-    *error = "option '--" + name + "' wants a positive number, got '" + v + "'";
-    return std::nullopt;
-  }
-  return d;
-}
-}  // namespace
 
 int burst_command(const Parsed& p) {
   BurstOptions o;
@@ -32,8 +20,11 @@ int burst_command(const Parsed& p) {
   o.server = *ep;
   auto names = int_option(p, "names", 30, 1, 1000, &error);
   auto timeout = int_option(p, "timeout-ms", 6000, 100, 120000, &error);
-  auto max_ratio = double_option(p, "max-ratio", &error);
-  auto max_stair = double_option(p, "max-stair", &error);
+  // A cold gate's limit depends on the TLS library's round trips; the
+  // daemon under test is this same build (its library is ours).
+  const bool tls13 = upstream::tls13_available();
+  std::optional<BurstCriteria> criteria;
+  if (error.empty()) criteria = burst_criteria(p, tls13, &error);
   if (!error.empty()) {
     std::fprintf(stderr, "nxdns burst: %s\n", error.c_str());
     return exit_usage;
@@ -41,18 +32,24 @@ int burst_command(const Parsed& p) {
   o.names = static_cast<int>(*names);
   o.timeout_ms = static_cast<int>(*timeout);
   o.zone = p.get("zone", "burst.test");
-  o.cold = p.has("cold");
+  o.cold = criteria->cold;
   auto r = run_burst(o, &error);
   if (!r) {
     std::fprintf(stderr, "nxdns burst: %s\n", error.c_str());
     return exit_failure;
   }
-  const Verdict v = judge(*r, max_ratio, max_stair);
+  const Verdict v = judge(*r, criteria->max_ratio, criteria->max_stair);
   if (p.has("json")) {
     std::printf("%s\n", render_json(*r).c_str());
   } else {
     std::printf("burst of %d %s names at %s\n%s%s", o.names, o.cold ? "cold" : "warm", o.server.to_string().c_str(),
                 render_timeline(*r).c_str(), render_summary(*r).c_str());
+    if (const BurstGate* g = criteria->gate) {
+      std::printf("  gate %.*s%s%s:\n    %s\n    %s\n", static_cast<int>(g->name.size()), g->name.data(),
+                  g->cold && !tls13 ? " (TLS 1.2-only library: cold limits one round trip higher)" : "",
+                  criteria->report_only ? " (report only: ratio and staircase not enforced)" : "",
+                  describe_ratio(*g, tls13, r->ratio).c_str(), describe_staircase(*g, tls13, r->staircase).c_str());
+    }
     std::printf("  verdict: %s", v.pass ? "PASS" : "FAIL");
     for (const auto& s : v.reasons) std::printf(" [%s]", s.c_str());
     std::printf("\n");

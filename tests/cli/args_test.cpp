@@ -64,3 +64,15 @@ TEST(Args, UsageListsEveryCommand) {
   const std::string u = usage();
   for (const auto& c : commands()) STRCMP_CONTAINS(std::string(c.name).c_str(), u.c_str());
 }
+
+TEST(Args, BurstTakesAGateAndReportOnly) {
+  auto a = parse({"burst", "--gate", "cold", "--report-only", "--server", "127.0.0.1:53"});
+  CHECK_TRUE(a.parsed.has_value());
+  STRCMP_EQUAL("cold", a.parsed->get("gate").c_str());
+  CHECK_TRUE(a.parsed->has("report-only"));
+  auto b = parse({"burst", "--report-only=yes"});
+  STRCMP_CONTAINS("takes no value", b.error.c_str());
+  auto c = parse({"burst", "--gate"});
+  STRCMP_CONTAINS("needs a value", c.error.c_str());
+  STRCMP_CONTAINS("--gate VALUE", usage().c_str());
+}

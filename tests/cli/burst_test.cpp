@@ -1,6 +1,10 @@
+#include <cstdio>
+#include <string>
 #include <vector>
 
+#include "cli/args.hpp"
 #include "cli/burst.hpp"
+#include "cli/burst_gates.hpp"
 
 #include <CppUTest/TestHarness.h>
 
@@ -69,4 +73,125 @@ TEST(Burst, JsonCarriesTheVerdictInputs) {
   const std::string j = render_json(r);
   STRCMP_CONTAINS("\"ratio\":1.050", j.c_str());
   STRCMP_CONTAINS("\"queries\":[{\"index\":0,", j.c_str());
+}
+
+// ---- the acceptance gates (cli/burst_gates.cpp) -----------------------------
+
+namespace {
+Parsed burst_args(std::vector<std::string> extra) {
+  extra.insert(extra.begin(), "burst");
+  auto r = parse(extra);
+  CHECK_TRUE(r.parsed.has_value());
+  return *r.parsed;
+}
+}  // namespace
+
+TEST(Burst, TheFourGatesExistUnderTheNamesTheTestsUse) {
+  // vm-tests/burst.nix, burst_acceptance.sh and the demo call these names.
+  for (const char* n : {"cold", "warm", "serial-cold", "serial-warm"}) CHECK_TRUE(find_burst_gate(n) != nullptr);
+  CHECK_TRUE(find_burst_gate("lukewarm") == nullptr);
+  STRCMP_EQUAL("cold, warm, serial-cold, serial-warm", burst_gate_names().c_str());
+}
+
+TEST(Burst, EveryGateSitsAboveItsMeasurementAndBelowOneMoreRoundTrip) {
+  // A gate is the measured median plus a margin, never so loose that a
+  // regression of one whole round trip (ratio +1.0) would still pass.
+  for (const auto& g : burst_gates()) {
+    for (bool tls13 : {true, false}) {
+      const GateLimits l = gate_limits(g, tls13);
+      CHECK_TRUE(l.max_ratio > l.measured_ratio);
+      CHECK_TRUE(l.max_ratio < l.measured_ratio + 1.0);
+      CHECK_TRUE(l.max_staircase > 0 && l.max_staircase <= 0.2);
+      // The design's bar is a TLS 1.3 figure: within one round trip of it.
+      if (tls13 && l.design_target > 0) CHECK_TRUE(l.max_ratio < l.design_target + 1.0);
+    }
+  }
+}
+
+TEST(Burst, TheWarmGateIsNearTheDesignsBarNotFarAboveIt) {
+  const GateLimits w = gate_limits(*find_burst_gate("warm"), true);
+  CHECK_TRUE(w.max_ratio <= 1.2);  // was 1.5 with 1.04 measured
+  DOUBLES_EQUAL(1.06, w.design_target, 1e-9);
+}
+
+TEST(Burst, ATls12OnlyLibrarysColdGatesAllowItsOneMoreRoundTrip) {
+  // TLS 1.2 costs one more round trip per new session (ratio ~1.0 at the
+  // gates' workload); a warm burst opens none, so its gate is the same.
+  for (const auto& g : burst_gates()) {
+    const double extra = gate_limits(g, false).max_ratio - gate_limits(g, true).max_ratio;
+    if (g.cold)
+      CHECK_TRUE(extra > 0.7 && extra < 1.5);
+    else
+      CHECK_TRUE(extra > -0.1 && extra < 0.1);
+    DOUBLES_EQUAL(gate_limits(g, true).max_staircase, gate_limits(g, false).max_staircase, 1e-9);
+  }
+}
+
+TEST(Burst, GateOptionAppliesTheTablesLimitsAndImpliesCold) {
+  std::string err;
+  auto c = burst_criteria(burst_args({"--gate", "cold"}), true, &err);
+  CHECK_TRUE(c.has_value());
+  STRCMP_EQUAL("", err.c_str());
+  CHECK_TRUE(c->cold);
+  CHECK_FALSE(c->report_only);
+  DOUBLES_EQUAL(gate_limits(*find_burst_gate("cold"), true).max_ratio, *c->max_ratio, 1e-9);
+  DOUBLES_EQUAL(find_burst_gate("cold")->max_staircase, *c->max_stair, 1e-9);
+  auto w = burst_criteria(burst_args({"--gate=warm"}), false, &err);
+  CHECK_FALSE(w->cold);
+  DOUBLES_EQUAL(gate_limits(*find_burst_gate("warm"), false).max_ratio, *w->max_ratio, 1e-9);
+  const BurstGate& sc = *find_burst_gate("serial-cold");
+  auto t12 = burst_criteria(burst_args({"--gate", "serial-cold"}), false, &err);
+  DOUBLES_EQUAL(sc.measured_ratio_tls12 + sc.ratio_margin, *t12->max_ratio, 1e-9);
+  auto t13 = burst_criteria(burst_args({"--gate", "serial-cold"}), true, &err);
+  DOUBLES_EQUAL(sc.measured_ratio_tls13 + sc.ratio_margin, *t13->max_ratio, 1e-9);
+}
+
+TEST(Burst, ReportOnlyKeepsTheGateButEnforcesNoRatio) {
+  std::string err;
+  auto c = burst_criteria(burst_args({"--gate", "warm", "--report-only"}), true, &err);
+  CHECK_TRUE(c.has_value());
+  CHECK_TRUE(c->report_only);
+  CHECK_TRUE(c->gate == find_burst_gate("warm"));
+  CHECK_FALSE(c->max_ratio.has_value());
+  CHECK_FALSE(c->max_stair.has_value());
+}
+
+TEST(Burst, GateOptionErrorsNameTheProblem) {
+  std::string err;
+  CHECK_FALSE(burst_criteria(burst_args({"--gate", "hot"}), true, &err).has_value());
+  STRCMP_CONTAINS("'--gate' wants one of cold, warm, serial-cold, serial-warm, got 'hot'", err.c_str());
+  err.clear();
+  CHECK_FALSE(burst_criteria(burst_args({"--gate", "warm", "--max-ratio", "2"}), true, &err).has_value());
+  STRCMP_CONTAINS("'--gate' sets the limits", err.c_str());
+  err.clear();
+  CHECK_FALSE(burst_criteria(burst_args({"--gate", "warm", "--cold"}), true, &err).has_value());
+  STRCMP_CONTAINS("contradicts '--gate warm'", err.c_str());
+  err.clear();
+  CHECK_FALSE(burst_criteria(burst_args({"--report-only"}), true, &err).has_value());
+  STRCMP_CONTAINS("needs '--gate NAME'", err.c_str());
+  err.clear();
+  CHECK_FALSE(burst_criteria(burst_args({"--max-ratio", "-1"}), true, &err).has_value());
+  STRCMP_CONTAINS("'--max-ratio' wants a positive number", err.c_str());
+}
+
+TEST(Burst, ExplicitLimitsStillWorkWithoutAGate) {
+  std::string err;
+  auto c = burst_criteria(burst_args({"--max-ratio", "2.5", "--max-stair", "0.3", "--cold"}), true, &err);
+  CHECK_TRUE(c.has_value());
+  CHECK_TRUE(c->gate == nullptr);
+  CHECK_TRUE(c->cold);
+  DOUBLES_EQUAL(2.5, *c->max_ratio, 1e-9);
+  DOUBLES_EQUAL(0.3, *c->max_stair, 1e-9);
+}
+
+TEST(Burst, GateLinePrintsMeasuredValueBesideGateAndDesignTarget) {
+  const BurstGate& warm = *find_burst_gate("warm");
+  const GateLimits l = gate_limits(warm, true);
+  char want[160];
+  std::snprintf(want, sizeof want, "ratio 1.04 (gate <= %.2f: measured %.2f median + margin; design target 1.06)",
+                l.max_ratio, l.measured_ratio);
+  STRCMP_EQUAL(want, describe_ratio(warm, true, 1.04).c_str());
+  STRCMP_CONTAINS("design target 3.20 with TLS 1.3)", describe_ratio(*find_burst_gate("cold"), false, 4.1).c_str());
+  STRCMP_CONTAINS("design target: no staircase", describe_ratio(*find_burst_gate("serial-warm"), true, 2.1).c_str());
+  STRCMP_CONTAINS("staircase 0.03 (gate <= ", describe_staircase(warm, true, 0.03).c_str());
 }

@@ -1,0 +1,125 @@
+#include "cli/burst_gates.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace nxdns::cli {
+
+namespace {
+
+// One row per gate; adding a gate is adding a row. The workload is the
+// acceptance scenario: one DoT upstream behind a 40 ms simulated round trip
+// (nxdns-delay-relay, which also delays each new connection by one round
+// trip), 30 concurrent unique names; a "serial" upstream answers a
+// connection's queries one at a time, 10 ms each (nxdns-fixture-dot
+// --serial --response-delay-ms 10). The medians and their spread are in
+// docs/performance.md, "Acceptance gates" (runs, machine, load). A margin
+// covers the worst run seen there on this shared, loaded machine and no
+// more: one extra round trip (ratio +1.0) fails every gate.
+constexpr BurstGate gate_table[] = {
+    //  name        cold  median 1.3  median 1.2  margin  stair  design
+    // Cold: 3 round trips (4 with TLS 1.2) plus five parallel handshakes'
+    // CPU. Design: ~3.2 (the best established forwarders, one session).
+    {"cold", true, 3.80, 5.00, 0.35, 0.10, 3.2},
+    // Warm: one pipelined round trip. Design: ~1.06.
+    {"warm", false, 1.04, 1.04, 0.11, 0.10, 1.06},
+    // A serial upstream's cold burst also waits for each session's line
+    // (30 names over 5 sessions x 10 ms) on top of the cold floor.
+    {"serial-cold", true, 4.10, 5.00, 0.50, 0.10, 0},
+    // Spread over the open sessions; without spreading it would be
+    // (40 + 30 x 10) / 50 = 6.8, a staircase.
+    {"serial-warm", false, 2.18, 2.17, 0.40, 0.10, 0},
+};
+
+}  // namespace
+
+std::span<const BurstGate> burst_gates() { return gate_table; }
+
+const BurstGate* find_burst_gate(std::string_view name) {
+  for (const auto& g : gate_table)
+    if (g.name == name) return &g;
+  return nullptr;
+}
+
+std::string burst_gate_names() {
+  std::string s;
+  for (const auto& g : gate_table) s += (s.empty() ? "" : ", ") + std::string(g.name);
+  return s;
+}
+
+GateLimits gate_limits(const BurstGate& g, bool tls13) {
+  const double median = tls13 ? g.measured_ratio_tls13 : g.measured_ratio_tls12;
+  return GateLimits{median + g.ratio_margin, g.max_staircase, median, g.design_target};
+}
+
+namespace {
+std::optional<double> positive_number(const Parsed& p, const std::string& name, std::string* error) {
+  if (!p.has(name)) return std::nullopt;
+  const std::string v = p.get(name);
+  char* end = nullptr;
+  const double d = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || !(d > 0)) {
+    *error = "option '--" + name + "' wants a positive number, got '" + v + "'";
+    return std::nullopt;
+  }
+  return d;
+}
+}  // namespace
+
+std::optional<BurstCriteria> burst_criteria(const Parsed& p, bool tls13, std::string* error) {
+  BurstCriteria c;
+  c.cold = p.has("cold");
+  c.report_only = p.has("report-only");
+  c.max_ratio = positive_number(p, "max-ratio", error);
+  c.max_stair = positive_number(p, "max-stair", error);
+  if (!error->empty()) return std::nullopt;
+  if (!p.has("gate")) {
+    if (c.report_only) {
+      *error = "option '--report-only' needs '--gate NAME' (the gate it reports against)";
+      return std::nullopt;
+    }
+    return c;
+  }
+  c.gate = find_burst_gate(p.get("gate"));
+  if (!c.gate) {
+    *error = "option '--gate' wants one of " + burst_gate_names() + ", got '" + p.get("gate") + "'";
+    return std::nullopt;
+  }
+  // One definition of each threshold: a gate's limits are not overridden
+  // from the command line.
+  if (c.max_ratio || c.max_stair) {
+    *error = "option '--gate' sets the limits; drop '--max-ratio' / '--max-stair'";
+    return std::nullopt;
+  }
+  if (c.cold && !c.gate->cold) {
+    *error = "option '--cold' contradicts '--gate " + std::string(c.gate->name) + "' (a warm gate)";
+    return std::nullopt;
+  }
+  c.cold = c.gate->cold;
+  if (!c.report_only) {
+    const GateLimits l = gate_limits(*c.gate, tls13);
+    c.max_ratio = l.max_ratio;
+    c.max_stair = l.max_staircase;
+  }
+  return c;
+}
+
+std::string describe_ratio(const BurstGate& g, bool tls13, double ratio) {
+  const GateLimits l = gate_limits(g, tls13);
+  char buf[200];
+  char target[64] = "design target: no staircase";
+  if (l.design_target > 0)
+    std::snprintf(target, sizeof target, "design target %.2f%s", l.design_target, tls13 ? "" : " with TLS 1.3");
+  std::snprintf(buf, sizeof buf, "ratio %.2f (gate <= %.2f: measured %.2f median + margin; %s)", ratio, l.max_ratio,
+                l.measured_ratio, target);
+  return buf;
+}
+
+std::string describe_staircase(const BurstGate& g, bool tls13, double staircase) {
+  char buf[120];
+  std::snprintf(buf, sizeof buf, "staircase %.2f (gate <= %.2f; 0 = all at once, 1 = one after another)", staircase,
+                gate_limits(g, tls13).max_staircase);
+  return buf;
+}
+
+}  // namespace nxdns::cli
