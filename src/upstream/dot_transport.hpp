@@ -40,9 +40,9 @@ struct DotTransportOptions {
 // the sessions it has, shallow enough that an upstream answering each
 // connection serially never builds a long line on one of them. 30 cold
 // queries thus spread as 6 per session over 5 sessions dialed in parallel.
-// The depth trades two measured costs (tests/integration/burst_acceptance.sh):
-// each parallel dial costs the daemon ~6 ms of handshake CPU (two ECDSA
-// verifies and an ECDHE) at the same instant of a cold burst, while a serial
+// The depth trades two measured costs (docs/performance.md, "Cold burst"):
+// each parallel dial costs the daemon ~3.3 ms of handshake CPU (two ECDSA
+// verifies and an X25519 exchange) at the same instant of a cold burst, while a serial
 // upstream answers each session's line one query at a time. At 40 ms RTT,
 // depth 4 (8 dials) cost a TLS 1.3 cold burst ~0.5 RTT more than depth 6;
 // depth 8 (4 dials) left a 10 ms-per-query serial upstream at the limit.
