@@ -90,7 +90,8 @@ TEST(Burst, TheFourGatesExistUnderTheNamesTheTestsUse) {
   // vm-tests/burst.nix, burst_acceptance.sh and the demo call these names.
   for (const char* n : {"cold", "warm", "serial-cold", "serial-warm"}) CHECK_TRUE(find_burst_gate(n) != nullptr);
   CHECK_TRUE(find_burst_gate("lukewarm") == nullptr);
-  STRCMP_EQUAL("cold, warm, serial-cold, serial-warm", burst_gate_names().c_str());
+  // A new gate is one more row: these tests keep passing when one is added.
+  STRCMP_CONTAINS("cold, warm, serial-cold, serial-warm", burst_gate_names().c_str());
 }
 
 TEST(Burst, EveryGateSitsAboveItsMeasurementAndBelowOneMoreRoundTrip) {
@@ -105,6 +106,18 @@ TEST(Burst, EveryGateSitsAboveItsMeasurementAndBelowOneMoreRoundTrip) {
       // The design's bar is a TLS 1.3 figure: within one round trip of it.
       if (tls13 && l.design_target > 0) CHECK_TRUE(l.max_ratio < l.design_target + 1.0);
     }
+  }
+}
+
+TEST(Burst, EveryGateFailsFourWavesOfEight) {
+  // Four rounds of eight answers (a burst that got 8-way concurrency and no
+  // more) is a staircase too: every gate must catch it.
+  std::vector<double> done;
+  for (int i = 0; i < 32; ++i) done.push_back(40.0 * (1 + i / 8));
+  const double waves = staircase_score(done, 40.0);
+  for (const auto& g : burst_gates()) {
+    CHECK_TRUE(waves > gate_limits(g, true).max_staircase);
+    CHECK_TRUE(waves > gate_limits(g, false).max_staircase);
   }
 }
 
@@ -159,7 +172,8 @@ TEST(Burst, ReportOnlyKeepsTheGateButEnforcesNoRatio) {
 TEST(Burst, GateOptionErrorsNameTheProblem) {
   std::string err;
   CHECK_FALSE(burst_criteria(burst_args({"--gate", "hot"}), true, &err).has_value());
-  STRCMP_CONTAINS("'--gate' wants one of cold, warm, serial-cold, serial-warm, got 'hot'", err.c_str());
+  STRCMP_CONTAINS("'--gate' wants one of cold, warm, serial-cold, serial-warm", err.c_str());
+  STRCMP_CONTAINS("got 'hot'", err.c_str());
   err.clear();
   CHECK_FALSE(burst_criteria(burst_args({"--gate", "warm", "--max-ratio", "2"}), true, &err).has_value());
   STRCMP_CONTAINS("'--gate' sets the limits", err.c_str());
