@@ -67,7 +67,8 @@ pass "SIGHUP logged and ignored; still answering"
 
 # ---- 3. resets while the daemon writes ----------------------------------------
 # Each client pipelines 40 queries, reads the first answer and resets the
-# connection (SO_LINGER 0) while the rest are still being written to it.
+# connection (SO_LINGER 0) while the rest are still being written to it;
+# then clients that close unread while answers are still owed (EPIPE).
 python3 - "$ADDR" "$PORT" >"$WORK/reset.out" 2>&1 <<'PY' || fail "resets: $(cat "$WORK/reset.out")"
 import socket, struct, sys, time, select
 addr, port = sys.argv[1], int(sys.argv[2])
@@ -85,9 +86,21 @@ for c in range(10):
     s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     s.close()
 print("10 connections reset after their first answer byte (%d saw one)" % first)
+# Clients that close (FIN, not a reset) without reading, between two batches
+# of queries: the daemon takes the FIN as a half-close and writes the first
+# batch's answers, the closed socket answers with a reset, and the second
+# batch's writes then fail with EPIPE: the SIGPIPE a daemon must not die of.
+for c in range(5):
+    s = socket.create_connection((addr, port))
+    s.sendall(b"".join(struct.pack(">H", len(q)) + q for q in (query("fin%d-a%d.lifecycle.test" % (c, i), i) for i in range(20))))
+    time.sleep(0.1)
+    s.sendall(b"".join(struct.pack(">H", len(q)) + q for q in (query("fin%d-b%d.lifecycle.test" % (c, i), 100 + i) for i in range(20))))
+    s.close()
+    time.sleep(0.05)
+print("and 5 connections closed unread between two batches of 20 queries")
 PY
 sleep 0.5
-kill -0 "$DAEMON_PID" 2>/dev/null || fail "the daemon died when clients reset mid-write"
+kill -0 "$DAEMON_PID" 2>/dev/null || fail "the daemon died when clients reset or closed mid-write (SIGPIPE?)"
 st=$(dig_status "$ADDR" "$PORT" after-reset.lifecycle.test +tries=1 +time=5 +tcp)
 [ "$st" = NOERROR ] || fail "after resets: expected NOERROR over TCP, got '${st:-no answer}'"
 pass "resets mid-write: $(cat "$WORK/reset.out"); still answering"
