@@ -44,7 +44,7 @@ dns::Bytes Engine::for_client(dns::ByteView reply, dns::ByteView raw_query, cons
 dns::Bytes Engine::refuse(dns::ByteView packet, Protocol proto) {
   auto parsed = dns::parse_query(packet);
   if (!parsed.query) return {};
-  auto reply = dns::make_error_reply(packet, *parsed.query, dns::Rcode::refused);
+  auto reply = for_client(dns::make_error_reply(packet, *parsed.query, dns::Rcode::refused), packet, *parsed.query, proto);
   count_reply(proto, reply);
   return reply;
 }

@@ -223,7 +223,8 @@ void render_listeners(Doc& d, const MetricsInput& in) {
 
   d.family("nxdns_query_failures_total", "counter",
            "Client queries answered SERVFAIL, by reason: budget_exhausted (the total budget ran out, queue "
-           "included), upstream_failed (every attempt failed), bad_upstream_answer (it did not match the question).");
+           "included), upstream_failed (every attempt failed), bad_upstream_answer (it did not match the question, or "
+           "could not be rewritten for the client).");
   d.sample("nxdns_query_failures_total", label("reason", "budget_exhausted"), q.budget_exhausted);
   d.sample("nxdns_query_failures_total", label("reason", "upstream_failed"), q.upstream_failed);
   d.sample("nxdns_query_failures_total", label("reason", "bad_upstream_answer"), q.bad_upstream_answer);
