@@ -18,6 +18,7 @@ const char* describe(ParseError e) {
     case ParseError::bad_opt: return "malformed or repeated OPT record";
     case ParseError::trailing_garbage: return "bytes after the last record";
     case ParseError::unexpected_records: return "query carries answer or authority records";
+    case ParseError::too_large: return "query longer than 4096 octets";
   }
   return "unknown parse error";
 }

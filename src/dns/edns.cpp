@@ -42,8 +42,9 @@ Bytes prepare_upstream_query(ByteView client_query, const UpstreamQueryOptions& 
     ttl = l.opt->ttl & 0x00FFFFFFu;
     wire::for_each_option(client_query.subspan(l.opt->rdata, l.opt->rdlength), [&](const wire::Option& opt) {
       // Hop-by-hop options (RFC 7828 §3.2, RFC 7830 §3): never relayed, we
-      // set our own below.
-      if (opt.code == opt_padding || opt.code == opt_tcp_keepalive) return;
+      // set our own below. Client Subnet: the client's address stays in the
+      // LAN (privacy; RFC 7871 §2 lets a forwarder withhold it).
+      if (opt.code == opt_padding || opt.code == opt_tcp_keepalive || opt.code == opt_client_subnet) return;
       put_option(options, opt.code, opt.data);
     });
   }
@@ -76,6 +77,10 @@ Bytes prepare_upstream_query(ByteView client_query, const UpstreamQueryOptions& 
              client_query.begin() + static_cast<std::ptrdiff_t>(q.question_end));
   wire::put_opt_header(out, udp_payload, ttl, static_cast<std::uint16_t>(options.size()));
   out.insert(out.end(), options.begin(), options.end());
+  // Cannot happen for an input parse_query accepted (max_client_query plus
+  // our additions is far below), but a stream transport must never be
+  // handed a message its length prefix cannot state.
+  if (out.size() > max_stream_message) return {};
   return out;
 }
 

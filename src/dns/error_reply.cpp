@@ -27,10 +27,14 @@ bool valid_uncompressed_name(ByteView name) {
 }  // namespace
 
 Bytes make_error_reply(ByteView raw_query, const Query& q, Rcode rcode) {
+  auto code = static_cast<std::uint16_t>(rcode);
+  // The upper 8 bits live in the OPT (RFC 6891 §6.1.3); without one they
+  // would be silently lost and the client would read the low 4 (BADVERS
+  // would read NOERROR).
+  if (code > 0xF && !q.edns.present) code = static_cast<std::uint16_t>(Rcode::servfail);
   // RFC 1035 §4.1.1: ID, opcode and RD are copied from the query.
   const std::uint16_t flags = static_cast<std::uint16_t>(
-      wire::flag_qr | (q.header.flags & (wire::opcode_mask | wire::flag_rd)) | wire::flag_ra |
-      static_cast<std::uint16_t>(static_cast<std::uint8_t>(rcode) & 0xF));
+      wire::flag_qr | (q.header.flags & (wire::opcode_mask | wire::flag_rd)) | wire::flag_ra | (code & 0xF));
   Bytes out;
   out.reserve(q.question_end + wire::opt_fixed_size);
   put_header(out, q.header.id, flags, 1, q.edns.present ? 1 : 0);
@@ -46,23 +50,42 @@ Bytes make_error_reply(ByteView raw_query, const Query& q, Rcode rcode) {
     wire::put16(out, q.question.qclass);
   }
   if (q.edns.present) {
-    // RFC 6891 §7: answer OPT with OPT. RFC 3225 §3: DO is copied back.
-    wire::put_opt_header(out, max_udp_limit, q.edns.dnssec_ok ? wire::edns_do_bit : 0, 0);
+    // RFC 6891 §7: answer OPT with OPT, version 0 (the one we implement).
+    // RFC 3225 §3: DO is copied back.
+    const std::uint32_t ttl = (std::uint32_t{static_cast<std::uint8_t>(code >> 4)} << 24) |
+                              (q.edns.dnssec_ok ? wire::edns_do_bit : 0);
+    wire::put_opt_header(out, max_udp_limit, ttl, 0);
   }
   return out;
 }
 
-Bytes make_formerr(ByteView raw_packet) {
+namespace {
+
+// A reply of header (and possibly question) only, for a packet parse_query
+// refused: nothing past what we could read is echoed.
+Bytes header_reply(ByteView raw_packet, Rcode rcode, bool echo_question) {
   const auto h = parse_header(raw_packet);
   if (!h || h->qr()) return {};
   const std::uint16_t flags = static_cast<std::uint16_t>(
       wire::flag_qr | (h->flags & (wire::opcode_mask | wire::flag_rd)) | wire::flag_ra |
-      static_cast<std::uint8_t>(Rcode::formerr));
+      (static_cast<std::uint16_t>(rcode) & 0xF));
+  std::size_t question_end = header_size;
+  if (echo_question && h->qdcount == 1 && wire::read_question(raw_packet, header_size, nullptr, question_end) != ParseError::none)
+    question_end = header_size;
   Bytes out;
-  out.reserve(header_size);
-  put_header(out, h->id, flags, 0, 0);
+  out.reserve(question_end);
+  put_header(out, h->id, flags, question_end > header_size ? 1 : 0, 0);
+  out.insert(out.end(), raw_packet.begin() + header_size, raw_packet.begin() + static_cast<std::ptrdiff_t>(question_end));
   return out;
 }
+
+}  // namespace
+
+Bytes make_formerr(ByteView raw_packet) { return header_reply(raw_packet, Rcode::formerr, false); }
+
+// RFC 3425 (IQUERY), RFC 1996 §3.12 / RFC 2136 §3 (NOTIFY, UPDATE: servers
+// that do not implement them answer NOTIMP), RFC 8490 §5.1 (DSO).
+Bytes make_notimp(ByteView raw_packet) { return header_reply(raw_packet, Rcode::notimp, true); }
 
 Bytes make_query(std::uint16_t id, ByteView wire_name, std::uint16_t qtype, std::optional<std::uint16_t> udp_payload) {
   if (!valid_uncompressed_name(wire_name)) return {};

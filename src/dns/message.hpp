@@ -5,8 +5,9 @@
 //
 // Scope is what a forwarder needs: the header, exactly one question, the OPT
 // pseudo-record (RFC 6891) of a query, error replies, response validation,
-// UDP truncation, and the EDNS rewrites of the encrypted transports (Padding,
-// edns-tcp-keepalive). Answers are relayed, never interpreted.
+// UDP truncation, the EDNS rewrites of the encrypted transports (Padding,
+// edns-tcp-keepalive) and the hop-by-hop rebuild of an answer's OPT for the
+// client (answer_for_client). Answers are relayed, never interpreted.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -27,11 +28,36 @@ inline constexpr std::uint16_t classic_udp_limit = 512;  // RFC 1035 §4.2.1
 // Largest UDP answer we ever send, whatever the client advertises (the DNS
 // flag day 2020 figure: avoids IP fragmentation on common paths).
 inline constexpr std::uint16_t max_udp_limit = 1232;
+// Largest client query accepted, on every listener (UDP and TCP alike). A
+// query holds one question (at most 12 + 255 + 4 = 271 octets) and one OPT;
+// 4096 leaves room for any option a client may legitimately attach (cookies,
+// RFC 8467 padding to a 468- or even 1232-octet block, Client Subnet) while
+// keeping what we send upstream (this plus our OPT, keepalive and padding
+// additions, at most 146 octets) far below the 65,535 octets a stream length
+// prefix can state (RFC 1035 §4.2.2). Bigger is hostile: FORMERR over UDP,
+// connection closed over TCP (docs/reference/config.md, "Limits").
+inline constexpr std::size_t max_client_query = 4096;
+// What a two-octet stream length prefix can announce (RFC 1035 §4.2.2).
+inline constexpr std::size_t max_stream_message = 65535;
 
-enum class Rcode : std::uint8_t { noerror = 0, formerr = 1, servfail = 2, nxdomain = 3, notimp = 4, refused = 5 };
+// Response codes, 12 bits wide with EDNS (RFC 6891 §6.1.3: the OPT TTL's top
+// octet holds the upper 8 bits, the header the lower 4).
+enum class Rcode : std::uint16_t {
+  noerror = 0,
+  formerr = 1,
+  servfail = 2,
+  nxdomain = 3,
+  notimp = 4,
+  refused = 5,
+  badvers = 16,  // RFC 6891 §6.1.3: needs an OPT to be expressed
+};
 inline constexpr std::uint16_t type_opt = 41;
+inline constexpr std::uint16_t type_ixfr = 251;  // RFC 1995
+inline constexpr std::uint16_t type_axfr = 252;  // RFC 5936
+inline constexpr std::uint16_t type_any = 255;   // RFC 8482
 inline constexpr std::uint16_t class_in = 1;
 // EDNS option codes (IANA "DNS EDNS0 Option Codes").
+inline constexpr std::uint16_t opt_client_subnet = 8;   // RFC 7871
 inline constexpr std::uint16_t opt_tcp_keepalive = 11;  // RFC 7828
 inline constexpr std::uint16_t opt_padding = 12;        // RFC 7830
 
@@ -84,6 +110,8 @@ enum class ParseError {
   // has none); rejected so the client gets FORMERR rather than a forwarded
   // packet whose extra sections the upstream would interpret its own way.
   unexpected_records,
+  // Longer than max_client_query: no single-question query needs that much.
+  too_large,
 };
 
 const char* describe(ParseError e);
@@ -108,7 +136,9 @@ std::optional<Header> parse_header(ByteView msg);
 
 // Parses a client query: header, exactly one question, and the additional
 // section for OPT. Answer/authority sections of a query must be empty
-// (else unexpected_records). Non-OPT additional records (e.g. TSIG) are
+// (else unexpected_records), except the one SOA an IXFR query carries in its
+// authority section (RFC 1995 §3), walked and never forwarded. Longer than
+// max_client_query: too_large, decided before anything else is read. Non-OPT additional records (e.g. TSIG) are
 // walked and tolerated; nxdns never forwards them. Every octet must belong
 // to a counted record (else trailing_garbage). On success `error` is none.
 QueryParse parse_query(ByteView msg);
@@ -141,9 +171,17 @@ std::optional<Bytes> name_from_text(std::string_view text);
 // Error reply for a query that parsed: echoes ID, opcode, RD and the
 // question verbatim; sets QR and RA, the rcode, and nothing else. When the
 // query carried OPT the reply carries a minimal one (payload 1232, version
-// 0, the query's DO bit, no options): RFC 6891 §7 has responders include OPT
-// whenever the query did.
+// 0, the query's DO bit, no options, the upper 8 bits of an extended rcode
+// such as BADVERS): RFC 6891 §7 has responders include OPT whenever the
+// query did. An extended rcode asked for a query without OPT cannot be
+// expressed: the reply is SERVFAIL instead.
 Bytes make_error_reply(ByteView raw_query, const Query& q, Rcode rcode);
+// NOTIMP for a message whose opcode we do not implement (anything but
+// QUERY): echoes ID, opcode and RD, and the question (zone) section when it
+// is exactly one parseable entry; no other section, no OPT (the rest of a
+// NOTIFY or UPDATE is not parsed). Empty, like make_formerr, when the header
+// is unreadable or QR is set.
+Bytes make_notimp(ByteView raw_packet);
 // FORMERR for a packet whose header is readable but whose body is not: echo
 // the ID, opcode and RD, no question (RFC 1035 gives no other choice).
 // Returns an empty vector when not even the header is readable, or when QR
@@ -160,6 +198,18 @@ Bytes make_query(std::uint16_t id, ByteView wire_name, std::uint16_t qtype, std:
 // The single question of a message (query or response): nullopt unless the
 // header is readable, qdcount == 1 and the question parses.
 std::optional<Question> parse_question_of(ByteView msg);
+
+// What nxdns answers itself, never forwarding, for a query that parsed:
+//   - EDNS version > 0: BADVERS (RFC 6891 §6.1.3: we implement version 0);
+//   - AXFR and IXFR: REFUSED. A zone transfer is a multi-message exchange
+//     (RFC 5936 §2.2) that a per-message forwarder cannot relay, and a
+//     household forwarder is no zone's primary; REFUSED (a policy answer,
+//     as unbound and dnsmasq give) rather than NOTIMP, which RFC 1035 keeps
+//     for kinds of query the server does not support at all, and tells a
+//     transfer client the refusal is deliberate.
+// ANY (RFC 8482) is forwarded: the upstream decides how minimal its answer
+// is, and a UDP client gets TC like for any big answer. nullopt: forward.
+std::optional<Rcode> local_answer(const Query& q);
 
 // --- EDNS for the encrypted upstream transports (DoT, DoH) ---
 
@@ -178,9 +228,13 @@ struct UpstreamQueryOptions {
 // same header flags and question, the given id; one OPT record keeping the
 // client's UDP payload size, version, DO/Z bits and options except Padding
 // and edns-tcp-keepalive (or a fresh OPT, payload 1232 version 0, when the
-// client sent none); then the keepalive and padding options as asked. Other
-// additional records are dropped. Returns an empty vector when the input
-// does not parse as a query. Padding is omitted (never mis-sized) in the
+// client sent none); then the keepalive and padding options as asked. The
+// client's Client Subnet option (RFC 7871) is dropped too: a household
+// forwarder has no reason to tell the upstream where in the LAN a query came
+// from. Other additional records are dropped. Returns an empty vector when
+// the input does not parse as a query (so never for more than
+// max_client_query octets), or when the result would exceed
+// max_stream_message. Padding is omitted (never mis-sized) in the
 // pathological case where it cannot fit a 16-bit RDLENGTH.
 Bytes prepare_upstream_query(ByteView client_query, const UpstreamQueryOptions& o = {});
 
@@ -219,6 +273,46 @@ std::size_t client_udp_limit(const Edns& e);
 // truncated reply: header with TC set and an/ns counts zeroed, the question,
 // and the OPT record if the response had one and it fits (RFC 6891 §7).
 Bytes truncate_for_udp(ByteView response, std::size_t limit);
+
+// --- The answer a client receives ---
+
+// How the reply travels to the client.
+struct ClientLink {
+  // Over UDP an answer longer than `udp_limit` is truncated (TC). Over TCP
+  // the only bound is what the stream prefix can state.
+  bool udp = true;
+  std::size_t udp_limit = classic_udp_limit;
+};
+// The udp limit for `q` (client_udp_limit) or TCP.
+ClientLink client_link(const Query& q, bool udp);
+
+// The one rewrite of an upstream answer (or a reply of our own) for the
+// client that asked `client_query`. EDNS is hop-by-hop (RFC 6891 §6.1.1,
+// §7): the upstream's OPT answered the query *we* sent, so it is replaced.
+//   - Client sent no OPT: the reply has none. An extended rcode (upper bits
+//     in the upstream's OPT) cannot be said without one: SERVFAIL instead.
+//   - Client sent OPT: the reply carries exactly one, ours: payload
+//     max_udp_limit, version 0, the upstream's extended rcode and DO bit
+//     (the client's DO when the upstream sent no OPT), other Z bits clear,
+//     and the upstream's options minus the hop-by-hop ones (edns-tcp-
+//     keepalive RFC 7828, Padding RFC 7830) and Client Subnet (never asked
+//     for: RFC 7871 §7.2.2 forbids it in an answer to a query without it).
+//   - The OPT is moved to the end. Records that followed it in the
+//     additional section are dropped: their compression pointers could
+//     target offsets the move shifts, and additional data is optional
+//     (RFC 2181 §9). Records before it are byte-identical.
+//   - Then, over UDP, truncate_for_udp to the link's limit (TC replies keep
+//     the rewritten OPT, so the same rule holds for them).
+// nullopt when the answer cannot be rewritten safely: records that do not
+// walk, more than one OPT, an OPT not owned by the root, options that do
+// not tile its RDATA, or a TCP reply over max_stream_message. The caller
+// answers SERVFAIL: nothing we cannot vouch for reaches a client.
+std::optional<Bytes> answer_for_client(ByteView answer, const Query& client_query, const ClientLink& link);
+
+// The full 12-bit rcode of a reply: the header's 4 bits plus, when the
+// reply has an OPT, its upper 8 bits (RFC 6891 §6.1.3). nullopt when the
+// header is unreadable. An OPT that cannot be found leaves the header's.
+std::optional<std::uint16_t> reply_rcode(ByteView reply);
 
 // Overwrites the ID of a message in place (no-op if shorter than a header).
 void set_id(std::span<std::uint8_t> msg, std::uint16_t id);

@@ -21,6 +21,8 @@ QueryParse parse_query(ByteView msg) {
   const auto h = parse_header(msg);
   if (!h) return fail(r, ParseError::too_short);
   r.header_readable = true;
+  // First, so nothing oversized is ever walked, let alone forwarded.
+  if (msg.size() > max_client_query) return fail(r, ParseError::too_large);
   if (h->qr()) return fail(r, ParseError::not_a_query);
   if (h->opcode() != 0) return fail(r, ParseError::bad_opcode);
   if (h->qdcount != 1) return fail(r, ParseError::bad_question_count);
@@ -35,7 +37,16 @@ QueryParse parse_query(ByteView msg) {
   // in the additional section. Records in the answer or authority sections
   // of an opcode-QUERY message have no defined meaning; rejecting them
   // (FORMERR) beats forwarding bytes the upstream might act on.
-  if (h->ancount != 0 || h->nscount != 0) return fail(r, ParseError::unexpected_records);
+  // The one exception: an IXFR query names the client's serial in an SOA in
+  // the authority section (RFC 1995 §3). It is walked so the query parses
+  // and gets its REFUSED (local_answer) instead of FORMERR.
+  const bool ixfr_soa = q.question.qtype == type_ixfr && h->nscount == 1;
+  if (h->ancount != 0 || (h->nscount != 0 && !ixfr_soa)) return fail(r, ParseError::unexpected_records);
+  for (unsigned i = 0; i < h->nscount; ++i) {
+    wire::Rr rr;
+    if (const ParseError e = wire::read_rr(msg, off, rr); e != ParseError::none) return fail(r, e);
+    off = rr.end;
+  }
 
   for (unsigned i = 0; i < h->arcount; ++i) {
     wire::Rr rr;

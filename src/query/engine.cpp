@@ -25,15 +25,26 @@ Engine::Engine(loop::Scheduler& sched, upstream::Pool& pool, EngineOptions opts)
 Engine::~Engine() { cancel_all(); }
 
 void Engine::count_reply(Protocol proto, dns::ByteView reply) {
-  if (reply.size() < dns::header_size) return;
+  const auto rcode = dns::reply_rcode(reply);
+  if (!rcode) return;
   const auto p = static_cast<std::size_t>(proto);
-  ++counters_.replies_by_rcode[p][reply[3] & 0x0F];
+  ++counters_.replies_by_rcode[p][rcode_bucket(*rcode)];
+}
+
+dns::Bytes Engine::for_client(dns::ByteView reply, dns::ByteView raw_query, const dns::Query& q, Protocol proto) {
+  if (auto out = dns::answer_for_client(reply, q, dns::client_link(q, proto == Protocol::udp))) return std::move(*out);
+  ++counters_.bad_upstream_answer;
+  log::warn("query: an answer (", reply.size(), " bytes) cannot be rewritten for the client; SERVFAIL");
+  // Our own SERVFAIL always rewrites (a header, the question, our OPT).
+  auto servfail = dns::make_error_reply(raw_query, q, dns::Rcode::servfail);
+  auto out = dns::answer_for_client(servfail, q, dns::client_link(q, proto == Protocol::udp));
+  return out ? std::move(*out) : servfail;
 }
 
 dns::Bytes Engine::refuse(dns::ByteView packet, Protocol proto) {
   auto parsed = dns::parse_query(packet);
   if (!parsed.query) return {};
-  auto reply = dns::make_error_reply(packet, *parsed.query, dns::Rcode::refused);
+  auto reply = for_client(dns::make_error_reply(packet, *parsed.query, dns::Rcode::refused), packet, *parsed.query, proto);
   count_reply(proto, reply);
   return reply;
 }
@@ -44,7 +55,9 @@ Engine::Result Engine::submit(dns::ByteView packet, Protocol proto, ReplyFn repl
   auto parsed = dns::parse_query(packet);
   if (!parsed.query) {
     res.why = parsed.error;
-    if (parsed.header_readable) {
+    if (parsed.error == dns::ParseError::bad_opcode) {
+      res.reply = dns::make_notimp(packet);
+    } else if (parsed.header_readable) {
       res.reply = dns::make_formerr(packet);
     }
     if (!res.reply.empty()) {
@@ -56,6 +69,15 @@ Engine::Result Engine::submit(dns::ByteView packet, Protocol proto, ReplyFn repl
       ++counters_.dropped_unreadable[p];
     }
     log::debug("query: malformed ", describe(proto), " packet (", packet.size(), " bytes): ", dns::describe(parsed.error));
+    return res;
+  }
+
+  if (const auto rcode = dns::local_answer(*parsed.query)) {
+    res.kind = Admission::answered;
+    res.reply = for_client(dns::make_error_reply(packet, *parsed.query, *rcode), packet, *parsed.query, proto);
+    count_reply(proto, res.reply);
+    log::debug("query: answered locally (", describe(proto), ", qtype ", parsed.query->question.qtype, ", EDNS version ",
+               unsigned{parsed.query->edns.version}, ")");
     return res;
   }
 
@@ -83,9 +105,8 @@ Engine::Result Engine::submit(dns::ByteView packet, Protocol proto, ReplyFn repl
       // check again against what the client asked, since this is what goes
       // back to the client.
       if (dns::validate_response(c.parsed, out.response) == dns::ResponseError::none) {
-        dns::Bytes answer = std::move(out.response);
-        if (c.proto == Protocol::udp) answer = dns::truncate_for_udp(answer, dns::client_udp_limit(c.parsed.edns));
-        complete(id, std::move(answer));
+        // complete() rewrites it for the client (OPT, truncation).
+        complete(id, std::move(out.response));
         return;
       }
       ++counters_.bad_upstream_answer;
@@ -108,8 +129,9 @@ void Engine::complete(QueryId id, dns::Bytes&& reply) {
   std::unique_ptr<ClientQuery> owned = std::move(it->second);
   live_.erase(it);
   owned->budget.disarm();
-  count_reply(owned->proto, reply);
-  owned->reply(std::move(reply));
+  dns::Bytes answer = for_client(reply, owned->raw, owned->parsed, owned->proto);
+  count_reply(owned->proto, answer);
+  owned->reply(std::move(answer));
 }
 
 void Engine::abandon(QueryId id) {

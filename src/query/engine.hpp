@@ -20,15 +20,27 @@ struct EngineOptions {
   loop::Duration total_budget = std::chrono::milliseconds(5000);
 };
 
-// Counters the listeners and /metrics read. Indexed by protocol, then rcode
-// (the low 4 bits of the reply header).
+// Replies are counted by their full 12-bit rcode (RFC 6891 §6.1.3: header
+// bits plus the OPT's extended bits), in a bounded set of buckets: every
+// code IANA assigned up to BADCOOKIE (23) has its own, anything above
+// shares the last one.
+inline constexpr std::size_t rcode_buckets = 25;
+inline constexpr std::size_t rcode_bucket_other = rcode_buckets - 1;
+constexpr std::size_t rcode_bucket(std::uint16_t rcode) {
+  return rcode < rcode_bucket_other ? rcode : rcode_bucket_other;
+}
+
+// Counters the listeners and /metrics read. Indexed by protocol, then
+// rcode_bucket(12-bit rcode of the reply).
 struct QueryCounters {
-  std::array<std::array<std::uint64_t, 16>, 2> replies_by_rcode{};
+  std::array<std::array<std::uint64_t, rcode_buckets>, 2> replies_by_rcode{};
   std::array<std::uint64_t, 2> formerr_unparseable{};  // FORMERR for a packet we could not parse
   std::array<std::uint64_t, 2> dropped_unreadable{};   // not even a header: no reply possible
   std::uint64_t budget_exhausted = 0;                  // SERVFAIL because the total budget ran out
   std::uint64_t upstream_failed = 0;                   // SERVFAIL because every attempt failed
-  std::uint64_t bad_upstream_answer = 0;               // answer that did not match the question (dropped)
+  // Answer that did not match the question, or that answer_for_client could
+  // not rewrite safely (malformed records or OPT): dropped, SERVFAIL sent.
+  std::uint64_t bad_upstream_answer = 0;
   std::uint64_t abandoned = 0;                         // client went away first
 };
 
@@ -52,8 +64,10 @@ class Engine {
 
   // Takes a client packet. A well-formed query is forwarded and `reply` runs
   // later, exactly once, from the loop (unless abandoned). A malformed one is
-  // answered now (FORMERR, when its header can be echoed) or dropped; either
-  // way `reply` is not kept.
+  // answered now (FORMERR, when its header can be echoed; NOTIMP for an
+  // opcode other than QUERY) or dropped, and so is one that
+  // dns::local_answer says is ours to answer (BADVERS, zone transfers);
+  // either way `reply` is not kept.
   Result submit(dns::ByteView packet, Protocol proto, ReplyFn reply);
   // The client went away (TCP connection closed): stop work, no reply.
   void abandon(QueryId id);
@@ -74,6 +88,10 @@ class Engine {
  private:
   class ClientQuery;
   void complete(QueryId id, dns::Bytes&& reply);
+  // The single path every reply to a parsed query takes to the client:
+  // dns::answer_for_client (hop-by-hop OPT, UDP truncation), or SERVFAIL
+  // when the reply cannot be rewritten safely.
+  dns::Bytes for_client(dns::ByteView reply, dns::ByteView raw_query, const dns::Query& q, Protocol proto);
 
   loop::Scheduler& sched_;
   upstream::Pool& pool_;

@@ -18,6 +18,7 @@ const char* describe(Rejection r) {
     case Rejection::send_failed: return "send_failed";
     case Rejection::accept_failed: return "accept_failed";
     case Rejection::receive_failed: return "receive_failed";
+    case Rejection::udp_query_too_large: return "udp_query_too_large";
   }
   return "unknown";
 }

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "dns/message.hpp"
 #include "loop/scheduler.hpp"
 
 namespace nxdns::server {
@@ -13,8 +14,9 @@ namespace nxdns::server {
 inline constexpr std::uint32_t udp_in_flight_cap = 64;
 inline constexpr std::uint32_t tcp_connection_cap = 64;
 // RFC 7766 allows frames up to 65535 octets, but a query never needs more
-// than a name, a question and a small OPT: larger frames are hostile.
-inline constexpr std::size_t max_tcp_query_frame = 4096;
+// than a name, a question and a small OPT: larger frames are hostile. The
+// same cap as UDP's (dns::max_client_query, where the figure is argued).
+inline constexpr std::size_t max_tcp_query_frame = dns::max_client_query;
 // Pipelined queries one TCP connection may have outstanding before we stop
 // reading from it (RFC 7766 §6.2.1.1 lets servers bound this).
 inline constexpr std::size_t max_pending_per_connection = 16;
@@ -41,8 +43,9 @@ enum class Rejection : std::uint8_t {
   send_failed,            // sendmsg/bufferevent write failed: answer lost
   accept_failed,          // accept() error (EMFILE, ENFILE, ...)
   receive_failed,         // recvmsg error other than EAGAIN/EINTR
+  udp_query_too_large,    // datagram over dns::max_client_query: answered FORMERR
 };
-inline constexpr std::size_t rejection_count = static_cast<std::size_t>(Rejection::receive_failed) + 1;
+inline constexpr std::size_t rejection_count = static_cast<std::size_t>(Rejection::udp_query_too_large) + 1;
 const char* describe(Rejection r);
 
 struct FamilyState {

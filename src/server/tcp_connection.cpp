@@ -6,6 +6,7 @@
 #include <array>
 
 #include "log/log.hpp"
+#include "dns/stream_message.hpp"
 #include "server/tcp_framing.hpp"
 
 namespace nxdns::server {
@@ -82,7 +83,7 @@ void TcpConnection::on_read() {
     auto res = engine_.submit(frame, query::Protocol::tcp, [weak, id_box](dns::Bytes&& reply) {
       auto alive = weak.lock();
       if (!alive || !*alive) return;
-      (*alive)->answer(*id_box, reply);
+      (*alive)->answer(*id_box, std::move(reply));
     });
     switch (res.kind) {
       case query::Engine::Admission::forwarded:
@@ -91,7 +92,7 @@ void TcpConnection::on_read() {
         idle_.disarm();
         break;
       case query::Engine::Admission::answered:
-        write_frame(res.reply);
+        write_frame(std::move(res.reply));
         arm_idle();
         break;
       case query::Engine::Admission::dropped:
@@ -104,10 +105,10 @@ void TcpConnection::on_read() {
   update_reading();
 }
 
-void TcpConnection::answer(query::Engine::QueryId id, dns::ByteView reply) {
+void TcpConnection::answer(query::Engine::QueryId id, dns::Bytes&& reply) {
   pending_.erase(id);
   if (!bev_) return;
-  write_frame(reply);
+  write_frame(std::move(reply));
   if (!bev_) return;
   if (pending_.empty()) arm_idle();
   update_reading();
@@ -117,11 +118,21 @@ void TcpConnection::answer(query::Engine::QueryId id, dns::ByteView reply) {
     on_read();
 }
 
-void TcpConnection::write_frame(dns::ByteView reply) {
-  if (!bev_ || reply.size() > 65535) return;
+void TcpConnection::write_frame(dns::Bytes&& reply) {
+  if (!bev_) return;
+  const std::optional<dns::StreamMessage> framed = dns::StreamMessage::from(std::move(reply));
+  if (!framed) {
+    // The engine never hands over a TCP reply the prefix cannot state
+    // (dns::answer_for_client); should one come, the client is told by the
+    // close instead of waiting for an answer that will never be framed.
+    state_.reject(Rejection::send_failed);
+    close("reply too large for a TCP frame");
+    return;
+  }
   evbuffer* out = bufferevent_get_output(bev_.get());
-  const std::uint8_t len[2] = {static_cast<std::uint8_t>(reply.size() >> 8), static_cast<std::uint8_t>(reply.size())};
-  if (evbuffer_add(out, len, 2) != 0 || evbuffer_add(out, reply.data(), reply.size()) != 0) {
+  const auto len = framed->prefix();
+  if (evbuffer_add(out, len.data(), len.size()) != 0 ||
+      evbuffer_add(out, framed->message().data(), framed->size()) != 0) {
     state_.reject(Rejection::send_failed);
     close("write failed");
     return;

@@ -34,8 +34,8 @@ class TcpConnection {
   void on_read();
   void on_write();
   void on_event(short what);
-  void answer(query::Engine::QueryId id, dns::ByteView reply);
-  void write_frame(dns::ByteView reply);
+  void answer(query::Engine::QueryId id, dns::Bytes&& reply);
+  void write_frame(dns::Bytes&& reply);
   void update_reading();
   void arm_idle();
   void close(const char* why);

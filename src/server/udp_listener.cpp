@@ -101,6 +101,15 @@ void UdpListener::on_readable() {
       }
     }
     const dns::ByteView packet(buf_.data(), static_cast<std::size_t>(n));
+    if (packet.size() > dns::max_client_query) {
+      // No single-question query is this long (dns::max_client_query says
+      // why); answered FORMERR from the header alone, never parsed further.
+      state_.reject(Rejection::udp_query_too_large);
+      // The engine's parse refuses it first thing (ParseError::too_large).
+      auto res = engine_.submit(packet, query::Protocol::udp, nullptr);
+      if (res.kind == query::Engine::Admission::answered) send_reply(to, res.reply);
+      continue;
+    }
     FamilyState& fam = state_.family(local_.family());
     if (fam.udp_in_flight >= udp_in_flight_cap) {
       // Over the cap the client gets REFUSED at once (documented), so it can

@@ -180,7 +180,7 @@ void DotSession::dial() {
   });
 }
 
-void DotSession::enqueue(ExchangeId id, std::uint16_t wire_id, dns::Bytes wire_query) {
+void DotSession::enqueue(ExchangeId id, std::uint16_t wire_id, dns::StreamMessage wire_query) {
   queued_.push_back(Queued{id, wire_id, std::move(wire_query)});
   idle_timer_.disarm();
   // Written from the loop when the socket is writable (at once, normally):
@@ -349,11 +349,11 @@ bool DotSession::flush_writes() {
         Queued& q = queued_.front();
         if (!wbuf_.empty() && wbuf_.size() + 2 + q.query.size() > max_write_batch) break;
         // RFC 7766 §8: two-octet length, then the message.
-        wbuf_.push_back(static_cast<std::uint8_t>(q.query.size() >> 8));
-        wbuf_.push_back(static_cast<std::uint8_t>(q.query.size() & 0xFF));
-        wbuf_.insert(wbuf_.end(), q.query.begin(), q.query.end());
+        const auto prefix = q.query.prefix();
+        wbuf_.insert(wbuf_.end(), prefix.begin(), prefix.end());
+        wbuf_.insert(wbuf_.end(), q.query.message().begin(), q.query.message().end());
         // From here on the server may have it: withdraw() says `written`.
-        outstanding_.emplace(q.wire_id, Outstanding{q.id, std::move(q.query)});
+        outstanding_.emplace(q.wire_id, Outstanding{q.id, std::move(q.query).release()});
         queued_.pop_front();
       }
     }

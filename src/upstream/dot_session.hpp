@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "dns/message.hpp"
+#include "dns/stream_message.hpp"
 #include "loop/event_handles.hpp"
 #include "loop/scheduler.hpp"
 #include "net/endpoint.hpp"
@@ -95,7 +96,8 @@ class DotSession {
   void dial();
   // Queues a wire query (a complete DNS message whose ID is `wire_id`, no
   // length prefix) for writing. Allowed in connecting/handshaking/ready.
-  void enqueue(ExchangeId id, std::uint16_t wire_id, dns::Bytes wire_query);
+  // The type guarantees the length prefix can state its size.
+  void enqueue(ExchangeId id, std::uint16_t wire_id, dns::StreamMessage wire_query);
   // Takes an exchange back. `removed`: it never reached TLS and is gone;
   // `written`: it is (possibly partly) on the wire and was NOT removed — the
   // caller must close the session, since the stream position is unknown.
@@ -129,7 +131,7 @@ class DotSession {
   struct Queued {
     ExchangeId id;
     std::uint16_t wire_id;
-    dns::Bytes query;
+    dns::StreamMessage query;
   };
   struct Outstanding {
     ExchangeId id;

@@ -150,8 +150,8 @@ void DotTransport::place(ExchangeId id, Exchange& ex, DotSession& s) {
   qo.pad_block = query_pad_block;
   qo.tcp_keepalive = true;  // RFC 7828 §3.2.1: ask the server how long it keeps idle sessions
   qo.id = *wire_id;
-  dns::Bytes wire = dns::prepare_upstream_query(ex.query, qo);
-  if (wire.empty()) {
+  std::optional<dns::StreamMessage> wire = dns::StreamMessage::from(dns::prepare_upstream_query(ex.query, qo));
+  if (!wire) {
     // The listeners forward only queries the codec accepts; anything else
     // here is a caller bug, reported as the closest thing we have.
     finish(id, Cause::bad_response, "query rejected by the codec before sending");
@@ -161,7 +161,7 @@ void DotTransport::place(ExchangeId id, Exchange& ex, DotSession& s) {
   ex.reused = s.state() == SessionState::ready;
   ex.answers_before = s.responses();
   ++(ex.reused ? exchanges_reused_ : exchanges_new_);
-  s.enqueue(id, *wire_id, std::move(wire));
+  s.enqueue(id, *wire_id, std::move(*wire));
 }
 
 void DotTransport::cancel(ExchangeId id) {

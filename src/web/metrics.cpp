@@ -20,11 +20,13 @@ using upstream::Cause;
 using upstream::EntrySnapshot;
 using upstream::HealthState;
 
-constexpr const char* rcode_names[16] = {"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP",  "REFUSED",
-                                         "YXDOMAIN", "YXRRSET", "NXRRSET",  "NOTAUTH",  "NOTZONE", "DSOTYPENI",
-                                         "RCODE12",  "RCODE13", "RCODE14",  "RCODE15"};
-// Rcodes rendered even at zero, so rate() and absent() work from the first
-// scrape; the rest appear once they happen.
+// One label per query::rcode_bucket: IANA "DNS RCODEs" 0..23 (16 is
+// BADVERS when it comes with an OPT, which is the only way a client sees
+// it), then one shared label for anything higher, so the series stay bounded.
+constexpr const char* rcode_names[query::rcode_buckets] = {
+    "NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP",  "REFUSED", "YXDOMAIN", "YXRRSET", "NXRRSET",
+    "NOTAUTH", "NOTZONE", "DSOTYPENI", "RCODE12", "RCODE13", "RCODE14", "RCODE15",  "BADVERS", "BADKEY",
+    "BADTIME", "BADMODE", "BADNAME", "BADALG",  "BADTRUNC", "BADCOOKIE", "OTHER"};
 constexpr unsigned always_rcodes = 6;  // NOERROR .. REFUSED
 
 constexpr const char* protocols[2] = {"udp", "tcp"};
@@ -210,7 +212,7 @@ void render_listeners(Doc& d, const MetricsInput& in) {
   const auto& q = in.queries;
   d.family("nxdns_queries_total", "counter", "Replies sent to clients by transport protocol and response code.");
   for (std::size_t p = 0; p < 2; ++p) {
-    for (unsigned rc = 0; rc < 16; ++rc) {
+    for (unsigned rc = 0; rc < query::rcode_buckets; ++rc) {
       const std::uint64_t v = q.replies_by_rcode[p][rc];
       if (rc >= always_rcodes && v == 0) continue;
       d.sample("nxdns_queries_total", join(label("protocol", protocols[p]), label("rcode", rcode_names[rc])), v);
@@ -221,7 +223,8 @@ void render_listeners(Doc& d, const MetricsInput& in) {
 
   d.family("nxdns_query_failures_total", "counter",
            "Client queries answered SERVFAIL, by reason: budget_exhausted (the total budget ran out, queue "
-           "included), upstream_failed (every attempt failed), bad_upstream_answer (it did not match the question).");
+           "included), upstream_failed (every attempt failed), bad_upstream_answer (it did not match the question, or "
+           "could not be rewritten for the client).");
   d.sample("nxdns_query_failures_total", label("reason", "budget_exhausted"), q.budget_exhausted);
   d.sample("nxdns_query_failures_total", label("reason", "upstream_failed"), q.upstream_failed);
   d.sample("nxdns_query_failures_total", label("reason", "bad_upstream_answer"), q.bad_upstream_answer);
@@ -294,7 +297,9 @@ std::string format_sample(double v) {
   return format_double(v);
 }
 
-const char* rcode_name(unsigned rcode) { return rcode < 16 ? rcode_names[rcode] : "UNKNOWN"; }
+const char* rcode_name(unsigned rcode) {
+  return rcode_names[query::rcode_bucket(static_cast<std::uint16_t>(rcode > 0xFFF ? 0xFFF : rcode))];
+}
 
 BuildInfo build_info() {
   BuildInfo b;

@@ -51,7 +51,8 @@ std::string escape_label_value(std::string_view v);
 // form, +Inf / -Inf / NaN spelled as the format wants.
 std::string format_sample(double v);
 
-// "NOERROR", "SERVFAIL", ... for rcode 0..15 ("RCODE12" for unassigned).
+// "NOERROR", "SERVFAIL", ..., "BADVERS", ... for a 12-bit rcode ("RCODE12"
+// for unassigned low codes, "OTHER" above BADCOOKIE: the /metrics label set).
 const char* rcode_name(unsigned rcode);
 
 }  // namespace nxdns::web

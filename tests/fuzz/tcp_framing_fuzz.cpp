@@ -9,12 +9,17 @@
 //     shows next_frame no more than that);
 //   - consuming the stream in arbitrary reads gives exactly the frames and
 //     the final verdict of consuming it in one read (no split, slowloris or
-//     coalesced delivery changes what the server sees).
+//     coalesced delivery changes what the server sees);
+//   - the daemon's cap is the client query cap, and every frame it accepts
+//     re-frames (dns::StreamMessage, the outgoing framer) to the very
+//     prefix it arrived with; a message the prefix cannot state (sizes taken
+//     from the input, up to 128 KiB) is refused by construction.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "dns/stream_message.hpp"
 #include "server/limits.hpp"
 #include "server/tcp_framing.hpp"
 
@@ -117,6 +122,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const auto& [off, len] : whole.frames) {
     require(off == expect);
     expect = off + len + 2;
+    const auto framed = nxdns::dns::StreamMessage::from(
+        std::vector<std::uint8_t>(stream.begin() + static_cast<std::ptrdiff_t>(off),
+                                  stream.begin() + static_cast<std::ptrdiff_t>(off + len)));
+    require(framed && framed->prefix()[0] == stream[off - 2] && framed->prefix()[1] == stream[off - 1]);
   }
+  static_assert(nxdns::server::max_tcp_query_frame == nxdns::dns::max_client_query);
+  require(cap != nxdns::server::max_tcp_query_frame || whole.frames.size() == 0 ||
+          std::all_of(whole.frames.begin(), whole.frames.end(),
+                      [](const auto& f) { return f.second <= nxdns::dns::max_client_query; }));
+  const std::size_t want = (std::size_t{data[1]} << 9) ^ (std::size_t{data[2]} << 1) ^ size;
+  const std::size_t wanted = want % (2 * nxdns::dns::max_stream_message + 2);
+  const bool framable = nxdns::dns::StreamMessage::from(std::vector<std::uint8_t>(wanted, 0)).has_value();
+  require(framable == (wanted >= 1 && wanted <= nxdns::dns::max_stream_message));
   return 0;
 }

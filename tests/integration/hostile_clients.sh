@@ -9,7 +9,11 @@
 #   - hostile TCP framing: a query dribbled byte by byte is answered; a
 #     zero-length frame, a length above the 4096 cap, a 0xFFFF prefix and a
 #     frame too short for a header close the connection at once; a malformed
-#     but readable query gets FORMERR and the connection keeps serving.
+#     but readable query gets FORMERR and the connection keeps serving;
+#   - an oversized UDP query (65,400 octets: one question and a huge EDNS
+#     option) amid a burst of 30 on one warm upstream session: it gets
+#     FORMERR at once and is never forwarded (the fixture counts exactly the
+#     30, the session survives), the 30 are all answered NOERROR.
 # Every rejection is also checked on /metrics (nxdns_rejections_total).
 source "$(dirname "$0")/lib.sh"
 # Under emulation (NXDNS_EMULATED=1, qemu) the daemon and fixtures run much
@@ -270,4 +274,50 @@ read -r st ms < <(query_ms after-flood.hostile.test)
 [ "$st" = NOERROR ] || fail "flood: query afterwards got '$st'"
 stop_daemon
 pass "UDP flood past the cap (3 x 200): REFUSED over the cap, admitted ones answered; RSS $rss_start KiB idle, $rss_1 after flood 1, $rss_3 after flood 3 (+$growth KiB, bound 1024$([ "$RSS_ENFORCED" = 1 ] || echo ', not enforced here'))"
+# ---- 4. an oversized query amid a burst on one upstream session -------------
+# Before the size cap, this query was forwarded as a 65,536-octet message
+# whose length prefix wrapped to 0 and desynchronised the shared session.
+config "$WORK/oversize.yaml" "$FIX_PORT_up"
+start_daemon "$WORK/oversize.yaml" "$ADDR" "$PORT"
+read -r st ms < <(query_ms warm.oversize.hostile.test)
+[ "$st" = NOERROR ] || fail "oversize: warming query got '$st'"
+q_before=$(stat "$WORK/up.stats" queries)
+closes_before=$(( $(stat "$WORK/up.stats" closes_by_client) + $(stat "$WORK/up.stats" closes_by_server) ))
+read -r big_rc ok other silent < <(python3 - "$ADDR" "$PORT" <<'PY'
+import socket, struct, sys, time, select
+addr, port = sys.argv[1], int(sys.argv[2])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+def name(n): return b"".join(bytes([len(l)]) + l.encode() for l in n.split(".")) + b"\0"
+def query(n, qid, ar=0):
+    return struct.pack(">HHHHHH", qid, 0x0100, 1, 0, 0, ar) + name(n) + struct.pack(">HH", 1, 1)
+big = query("big.oversize.hostile.test", 9999, ar=1)
+data = 65400 - len(big) - 11 - 4
+big += b"\0" + struct.pack(">HHIH", 41, 1232, 0, data + 4) + struct.pack(">HH", 65001, data) + b"\x11" * data
+assert len(big) == 65400
+n = 30
+for i in range(n):
+    if i == n // 2: s.sendto(big, (addr, port))
+    s.sendto(query("burst-%d.oversize.hostile.test" % i, i), (addr, port))
+got, t0 = {}, time.monotonic()
+while len(got) < n + 1 and time.monotonic() - t0 < 5:
+    r, _, _ = select.select([s], [], [], 0.1)
+    if r:
+        d = s.recv(65535)
+        got[struct.unpack(">H", d[:2])[0]] = d[3] & 15
+ok = sum(1 for k, v in got.items() if k != 9999 and v == 0)
+print(got.get(9999, -1), ok, sum(1 for k, v in got.items() if k != 9999 and v != 0), n - (len(got) - (9999 in got)))
+PY
+)
+[ "$big_rc" = 1 ] || fail "oversize: the 65,400-octet query got rcode '$big_rc', want FORMERR (1)"
+[ "$ok" = 30 ] && [ "$other" = 0 ] && [ "$silent" = 0 ] ||
+  fail "oversize: the burst beside it got $ok NOERROR, $other other, $silent unanswered (want 30/0/0)"
+q_after=$(stat "$WORK/up.stats" queries)
+[ $((q_after - q_before)) = 30 ] || fail "oversize: the upstream saw $((q_after - q_before)) queries, want the 30 of the burst"
+closes_after=$(( $(stat "$WORK/up.stats" closes_by_client) + $(stat "$WORK/up.stats" closes_by_server) ))
+[ "$closes_after" = "$closes_before" ] || fail "oversize: an upstream session was closed ($closes_before -> $closes_after closes)"
+[ "$(rejections udp_query_too_large)" = 1 ] || fail "oversize: nxdns_rejections_total{udp_query_too_large} = $(rejections udp_query_too_large)"
+stop_daemon
+pass "oversized UDP query (65,400 octets) amid a 30-query burst: FORMERR, not forwarded (upstream saw 30), session kept, burst 30/30 NOERROR"
 echo "hostile_clients: all passed"

@@ -207,3 +207,171 @@ TEST(Engine, RefuseEchoesTheQuestionWithRefused) {
   CHECK_EQUAL(9, dns::get_id(rep));
   CHECK_EQUAL(1u, r.engine->counters().replies_by_rcode[0][5]);
 }
+
+// --- Hop-by-hop EDNS, local answers, size cap (issue 13 items 1, 2, 8) ---
+
+namespace {
+
+// The client's query as an answer (QR set) with the given OPT appended as
+// the only additional record (any OPT the query had is replaced).
+dns::Bytes answer_with_opt(const dns::Bytes& q, const dns::Bytes& opt) {
+  auto parsed = dns::parse_query(q);
+  dns::Bytes a(q.begin(), q.begin() + static_cast<std::ptrdiff_t>(parsed.query->question_end));
+  a[2] |= 0x80;
+  a[10] = 0;
+  a[11] = 1;
+  a.insert(a.end(), opt.begin(), opt.end());
+  return a;
+}
+// OPT: payload 4096, ttl as given, one keepalive and one padding option.
+dns::Bytes upstream_opt(std::uint32_t ttl) {
+  dns::Bytes o{0, 0, 41, 0x10, 0x00};
+  for (int s = 24; s >= 0; s -= 8) o.push_back(static_cast<std::uint8_t>(ttl >> s));
+  const dns::Bytes rdata{0, 11, 0, 2, 0, 100, 0, 12, 0, 3, 0, 0, 0};
+  o.push_back(0);
+  o.push_back(static_cast<std::uint8_t>(rdata.size()));
+  o.insert(o.end(), rdata.begin(), rdata.end());
+  return o;
+}
+std::uint16_t arcount_of(const dns::Bytes& b) { return static_cast<std::uint16_t>((b[10] << 8) | b[11]); }
+
+}  // namespace
+
+TEST(Engine, ClientWithoutEdnsNeverReceivesTheUpstreamsOpt) {
+  Rig r;
+  r.send(make_q(1, "a.test"));
+  r.send(make_q(2, "b.test"), Protocol::tcp);
+  for (int i = 0; i < 2; ++i)
+    r.fake->respond_oldest([](const dns::Bytes& q) { return answer_with_opt(q, upstream_opt(0)); });
+  r.sched.run_ready();
+  for (int i = 0; i < 2; ++i) {
+    CHECK_EQUAL(0, rcode_of(*r.replies[i]));
+    CHECK_EQUAL(0, arcount_of(*r.replies[i]));
+  }
+}
+
+TEST(Engine, EdnsClientReceivesOurOptWithoutHopByHopOptions) {
+  Rig r;
+  r.send(make_q(1, "a.test", 4096));
+  r.fake->respond_oldest([](const dns::Bytes& q) { return answer_with_opt(q, upstream_opt(0x8000)); });
+  r.sched.run_ready();
+  const dns::Bytes& rep = *r.replies[0];
+  CHECK_EQUAL(1, arcount_of(rep));
+  CHECK_FALSE(dns::edns_tcp_keepalive(rep).has_value());
+  // Ours: root, OPT, payload 1232, ttl DO only, no options.
+  const dns::Bytes ours{0, 0, 41, 0x04, 0xD0, 0, 0, 0x80, 0, 0, 0};
+  CHECK_EQUAL(ours.size(), rep.size() - dns::parse_query(make_q(1, "a.test")).query->question_end);
+  MEMCMP_EQUAL(ours.data(), rep.data() + rep.size() - ours.size(), ours.size());
+}
+
+TEST(Engine, TruncatedReplyToClientWithoutEdnsHasNoOpt) {
+  Rig r;
+  r.send(make_q(1, "a.test"));
+  r.fake->respond_oldest([](const dns::Bytes& q) {
+    dns::Bytes a = answer_with_opt(q, upstream_opt(0));
+    // 40 A records before the OPT: far over 512.
+    dns::Bytes records;
+    for (int i = 0; i < 40; ++i) records.insert(records.end(), {0xC0, 0x0C, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 10, 0, 0, 1});
+    auto parsed = dns::parse_query(q);
+    a.insert(a.begin() + static_cast<std::ptrdiff_t>(parsed.query->question_end), records.begin(), records.end());
+    a[7] = 40;
+    return a;
+  });
+  r.sched.run_ready();
+  const dns::Bytes& rep = *r.replies[0];
+  CHECK_TRUE(dns::parse_header(rep)->tc());
+  CHECK_EQUAL(0, arcount_of(rep));
+  CHECK_TRUE(rep.size() <= 512);
+}
+
+TEST(Engine, UnrewritableAnswerBecomesServfail) {
+  Rig r;
+  r.send(make_q(1, "a.test", 1232));
+  r.fake->respond_oldest([](const dns::Bytes& q) {
+    dns::Bytes a = answer_with_opt(q, upstream_opt(0));
+    const dns::Bytes second = upstream_opt(0);
+    a.insert(a.end(), second.begin(), second.end());
+    a[11] = 2;  // two OPT records (RFC 6891 §6.1.1 allows one)
+    return a;
+  });
+  r.sched.run_ready();
+  CHECK_EQUAL(2, rcode_of(*r.replies[0]));
+  CHECK_EQUAL(1, arcount_of(*r.replies[0]));
+  CHECK_EQUAL(1u, r.engine->counters().bad_upstream_answer);
+}
+
+TEST(Engine, ExtendedRcodeIsCountedWithItsTwelveBits) {
+  Rig r;
+  r.send(make_q(1, "a.test", 1232));
+  r.fake->respond_oldest([](const dns::Bytes& q) {
+    dns::Bytes a = answer_with_opt(q, upstream_opt(0x01000000));  // ext 1, header 7: BADCOOKIE (23)
+    a[3] = static_cast<std::uint8_t>((a[3] & 0xF0) | 7);
+    return a;
+  });
+  r.sched.run_ready();
+  CHECK_EQUAL(23, *dns::reply_rcode(*r.replies[0]));
+  CHECK_EQUAL(1u, r.engine->counters().replies_by_rcode[0][23]);
+  CHECK_EQUAL(0u, r.engine->counters().replies_by_rcode[0][7]);
+}
+
+TEST(Engine, EdnsVersionOneGetsBadversLocally) {
+  Rig r;
+  dns::Bytes q = make_q(0x1111, "v1.test", 1232);
+  q[q.size() - 5] = 1;  // OPT TTL: ext-rcode, VERSION, flags; then RDLENGTH
+  for (Protocol p : {Protocol::udp, Protocol::tcp}) {
+    auto res = r.send(q, p);
+    CHECK(res.kind == Engine::Admission::answered);
+    CHECK_EQUAL(16, *dns::reply_rcode(res.reply));
+    CHECK_EQUAL(0, rcode_of(res.reply));
+    CHECK_EQUAL(1u, r.engine->counters().replies_by_rcode[static_cast<std::size_t>(p)][16]);
+    CHECK_EQUAL(0u, r.engine->counters().replies_by_rcode[static_cast<std::size_t>(p)][0]);
+  }
+  CHECK_EQUAL(0u, r.fake->started());
+}
+
+TEST(Engine, ZoneTransfersAreRefusedLocally) {
+  Rig r;
+  for (std::uint16_t qtype : {dns::type_axfr, dns::type_ixfr}) {
+    for (Protocol p : {Protocol::udp, Protocol::tcp}) {
+      auto res = r.send(dns::make_query(4, *dns::name_from_text("zone.test"), qtype, std::nullopt), p);
+      CHECK(res.kind == Engine::Admission::answered);
+      CHECK_EQUAL(5, rcode_of(res.reply));
+      CHECK_EQUAL(4, dns::get_id(res.reply));
+    }
+  }
+  CHECK_EQUAL(0u, r.fake->started());
+  // ANY is forwarded (RFC 8482: the upstream decides how minimal).
+  auto any = r.send(dns::make_query(5, *dns::name_from_text("zone.test"), dns::type_any, std::nullopt));
+  CHECK(any.kind == Engine::Admission::forwarded);
+}
+
+TEST(Engine, OtherOpcodesGetNotimpNotFormerr) {
+  Rig r;
+  for (std::uint8_t opcode : {1, 2, 4, 5}) {
+    dns::Bytes q = make_q(6, "zone.test");
+    q[2] = static_cast<std::uint8_t>((q[2] & 0x87) | (opcode << 3));
+    auto res = r.send(q, Protocol::udp);
+    CHECK(res.kind == Engine::Admission::answered);
+    CHECK_EQUAL(4, rcode_of(res.reply));
+    CHECK_EQUAL(opcode, (res.reply[2] >> 3) & 0xF);
+  }
+  CHECK_EQUAL(0u, r.fake->started());
+  CHECK_EQUAL(4u, r.engine->counters().replies_by_rcode[0][4]);
+}
+
+TEST(Engine, QueryOverTheSizeCapIsNeverForwarded) {
+  Rig r;
+  dns::Bytes q = make_q(8, "big.test", 1232);
+  // Grow the OPT's RDATA with one option until the message is over the cap.
+  const std::size_t data = dns::max_client_query + 1 - q.size() - 4;
+  q[q.size() - 2] = static_cast<std::uint8_t>((data + 4) >> 8);
+  q[q.size() - 1] = static_cast<std::uint8_t>((data + 4) & 0xFF);
+  q.insert(q.end(), {0xFD, 0xE9, static_cast<std::uint8_t>(data >> 8), static_cast<std::uint8_t>(data & 0xFF)});
+  q.insert(q.end(), data, 0);
+  CHECK_EQUAL(dns::max_client_query + 1, q.size());
+  auto res = r.send(q, Protocol::udp);
+  CHECK(res.kind == Engine::Admission::answered);
+  CHECK_EQUAL(1, rcode_of(res.reply));
+  CHECK_EQUAL(0u, r.fake->started());
+  CHECK_EQUAL(1u, r.engine->counters().formerr_unparseable[0]);
+}

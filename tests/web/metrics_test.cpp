@@ -104,6 +104,8 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   q.replies_by_rcode[0][2] = 102;
   q.replies_by_rcode[0][3] = 103;
   q.replies_by_rcode[0][9] = 106;  // NOTAUTH: rendered because it is not zero
+  q.replies_by_rcode[1][16] = 130;  // BADVERS: a 12-bit rcode has its own label
+  q.replies_by_rcode[1][query::rcode_bucket_other] = 131;
   q.replies_by_rcode[1][0] = 104;
   q.replies_by_rcode[1][5] = 105;
   q.formerr_unparseable = {107, 108};
@@ -236,6 +238,9 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   }
   k.expect("nxdns_queries_total{protocol=\"udp\",rcode=\"NOTAUTH\"}", 106);
   k.absent("nxdns_queries_total{protocol=\"tcp\",rcode=\"NOTAUTH\"}");
+  k.expect("nxdns_queries_total{protocol=\"tcp\",rcode=\"BADVERS\"}", 130);
+  k.expect("nxdns_queries_total{protocol=\"tcp\",rcode=\"OTHER\"}", 131);
+  k.absent("nxdns_queries_total{protocol=\"udp\",rcode=\"BADVERS\"}");
   k.expect("nxdns_queries_in_flight", 115);
   k.expect("nxdns_query_failures_total{reason=\"budget_exhausted\"}", 111);
   k.expect("nxdns_query_failures_total{reason=\"upstream_failed\"}", 112);
@@ -306,6 +311,11 @@ TEST(Metrics, SampleValuesUseTheFormatsSpellings) {
   STRCMP_EQUAL("NaN", web::format_sample(std::numeric_limits<double>::quiet_NaN()).c_str());
   STRCMP_EQUAL("SERVFAIL", web::rcode_name(2));
   STRCMP_EQUAL("RCODE12", web::rcode_name(12));
+  STRCMP_EQUAL("BADVERS", web::rcode_name(16));
+  STRCMP_EQUAL("BADCOOKIE", web::rcode_name(23));
+  STRCMP_EQUAL("OTHER", web::rcode_name(24));
+  STRCMP_EQUAL("OTHER", web::rcode_name(4095));
+  STRCMP_EQUAL("OTHER", web::rcode_name(70000));
 }
 
 TEST(Metrics, BuildInfoNamesTheLinkedLibraries) {
