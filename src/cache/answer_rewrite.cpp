@@ -6,6 +6,37 @@
 
 namespace nxdns::cache {
 
+namespace {
+// Calls f(ttl) -> new ttl for every record but OPT, in place. False when the
+// message does not walk.
+template <class F>
+bool map_ttls(dns::Bytes& msg, F&& f) {
+  namespace w = dns::wire;
+  const w::Layout l = w::scan(msg);
+  if (l.error != dns::ParseError::none || !l.questions_ok) return false;
+  const unsigned total = unsigned{l.header.ancount} + l.header.nscount + l.header.arcount;
+  std::size_t off = l.questions_end;
+  for (unsigned i = 0; i < total; ++i) {
+    w::Rr rr;
+    if (w::read_rr(msg, off, rr) != dns::ParseError::none) return false;  // scan() walked it: unreachable
+    off = rr.end;
+    if (rr.type == dns::type_opt) continue;  // its TTL field is extended RCODE and flags
+    const std::uint32_t ttl = f(rr.ttl > 0x7FFFFFFFu ? 0 : rr.ttl);  // RFC 2181 §8
+    const std::size_t at = rr.rdlength_at - 4;
+    w::store16(msg, at, static_cast<std::uint16_t>(ttl >> 16));
+    w::store16(msg, at + 2, static_cast<std::uint16_t>(ttl & 0xFFFF));
+  }
+  return true;
+}
+}  // namespace
+
+std::optional<dns::Bytes> clamp_record_ttls(dns::ByteView answer, std::uint32_t lo, std::uint32_t hi) {
+  dns::Bytes out(answer.begin(), answer.end());
+  if (lo > hi) lo = hi;
+  if (!map_ttls(out, [lo, hi](std::uint32_t t) { return std::clamp(t, lo, hi); })) return std::nullopt;
+  return out;
+}
+
 std::optional<dns::Bytes> rewrite_answer(dns::ByteView stored, const ClientQuestion& client, std::uint32_t age_seconds,
                                          std::optional<std::uint32_t> fixed_ttl) {
   namespace w = dns::wire;
@@ -28,19 +59,10 @@ std::optional<dns::Bytes> rewrite_answer(dns::ByteView stored, const ClientQuest
   w::store16(out, w::off_flags, flags);
   std::copy(client.question.begin(), client.question.end(), out.begin() + dns::header_size);
 
-  const unsigned total = unsigned{l.header.ancount} + l.header.nscount + l.header.arcount;
-  std::size_t off = l.questions_end;
-  for (unsigned i = 0; i < total; ++i) {
-    w::Rr rr;
-    if (w::read_rr(out, off, rr) != dns::ParseError::none) return std::nullopt;  // scan() walked it: unreachable
-    off = rr.end;
-    if (rr.type == dns::type_opt) continue;  // its TTL field is extended RCODE and flags
-    const std::uint32_t ttl = rr.ttl > 0x7FFFFFFFu ? 0 : rr.ttl;  // RFC 2181 §8
-    const std::uint32_t aged = fixed_ttl ? *fixed_ttl : (ttl > age_seconds ? ttl - age_seconds : 0);
-    const std::size_t at = rr.rdlength_at - 4;
-    w::store16(out, at, static_cast<std::uint16_t>(aged >> 16));
-    w::store16(out, at + 2, static_cast<std::uint16_t>(aged & 0xFFFF));
-  }
+  const bool walked = map_ttls(out, [&](std::uint32_t ttl) {
+    return fixed_ttl ? *fixed_ttl : (ttl > age_seconds ? ttl - age_seconds : 0);
+  });
+  if (!walked) return std::nullopt;
   return out;
 }
 

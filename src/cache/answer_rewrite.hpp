@@ -32,6 +32,13 @@ inline constexpr std::uint32_t stale_answer_ttl = 30;
 std::optional<dns::Bytes> rewrite_answer(dns::ByteView stored, const ClientQuestion& client, std::uint32_t age_seconds,
                                          std::optional<std::uint32_t> fixed_ttl = std::nullopt);
 
+// The stored form of an answer: every record TTL except OPT's clamped to
+// [lo, hi], so that what a client is told never outlives (max_ttl) or falls
+// short of (min_ttl) how long the cache keeps the answer. For a negative
+// answer `hi` is its negative TTL: RFC 2308 §3 has the SOA carry it. Returns
+// nullopt when the message does not walk.
+std::optional<dns::Bytes> clamp_record_ttls(dns::ByteView answer, std::uint32_t lo, std::uint32_t hi);
+
 // The question section of a parsed client query, for ClientQuestion.
 inline dns::ByteView question_bytes(dns::ByteView raw_query, const dns::Query& q) {
   return raw_query.subspan(dns::header_size, q.question_end - dns::header_size);

@@ -61,3 +61,15 @@ TEST(AnswerRewrite, RefusesAnotherQuestion) {
   cut.resize(cut.size() - 1);
   CHECK_FALSE(rewrite_answer(cut, {1, true, question_of("www.example.test")}, 0).has_value());
 }
+
+TEST(AnswerRewrite, StoredFormClampsEveryRecordButOpt) {
+  const dns::Bytes a = build({.answer = {{t_cname, 7 * 86400}, {t_a, 5}}, .opt = true, .ext_rcode = 0});
+  auto c = clamp_record_ttls(a, 60, 86400);
+  CHECK_TRUE(c.has_value());
+  UNSIGNED_LONGS_EQUAL(86400, ttl_of(*c, 0));
+  UNSIGNED_LONGS_EQUAL(60, ttl_of(*c, 1));
+  UNSIGNED_LONGS_EQUAL(0, ttl_of(*c, 2));  // OPT untouched
+  dns::Bytes cut = a;
+  cut.resize(cut.size() - 3);
+  CHECK_FALSE(clamp_record_ttls(cut, 0, 10).has_value());
+}
