@@ -7,8 +7,9 @@
 #  3. operator flush (nxdns cache flush NAME over loopback HTTP) makes the
 #     next query go upstream; the flush path is not reachable over DNS;
 #  4. outage: upstream black-holed (SIGSTOP) -> a known name answers NOERROR
-#     with TTL 30 within 1.8 s (+ client slack), an unseen name SERVFAILs
-#     within the total budget; upstream dead (SIGKILL) -> stale at once.
+#     with TTL 30 at the 1.8 s client response timer (not before; + client
+#     slack after), an unseen name SERVFAILs within the total budget;
+#     upstream dead (SIGKILL) -> stale at once (every attempt failed).
 source "$(dirname "$0")/lib.sh"
 
 command -v curl >/dev/null || { echo "SKIPPED: curl not found"; exit 77; }
@@ -30,8 +31,10 @@ upstreams:
     tls_name: "dot.test"
     ca_file: "$WORK/pki/ca.pem"
 budgets:
-  attempt_ms: 1500
-  total_ms: 3000
+  # The attempt outlasts RFC 8767's 1.8 s client response timer, so a
+  # black-holed upstream is answered stale by that timer, not by a failure.
+  attempt_ms: 2500
+  total_ms: 4000
 http:
   listen: "$ADDR:$HTTP_PORT"
 cache:
@@ -59,18 +62,37 @@ ttl=$(awk '$1 ~ /^WwW/ && $4 == "A" {print $2}' "$WORK/second.out")
 [ "$(metric nxdns_cache_hits_total)" -ge 1 ] || fail "nxdns_cache_hits_total did not move"
 pass "second query answered from the cache: fixture queries $before -> $after, case kept, TTL aged to $ttl"
 
-# 2. dedup: 30 identical concurrent queries -> 1 exchange
+# 2. dedup: 30 identical concurrent queries -> 1 exchange. One process sends
+# all 30 (different IDs and letter case) before the first answer can come
+# back (the fixture takes 400 ms): 30 dig processes could straggle.
+command -v python3 >/dev/null || { echo "SKIPPED: python3 not found"; exit 77; }
 before=$(queries)
-for i in $(seq 1 30); do
-  dig @"$ADDR" -p "$PORT" +tries=1 +time=5 dedup.cache.test A >"$WORK/dedup.$i" 2>&1 &
-done
-DIGS=$(jobs -p | grep -v -x -F -f <(printf '%s\n' "${PIDS[@]}") || true)
-# shellcheck disable=SC2086
-wait $DIGS 2>/dev/null || true
-wait_dig_ok=0
-for i in $(seq 1 30); do grep -q 'status: NOERROR' "$WORK/dedup.$i" && wait_dig_ok=$((wait_dig_ok + 1)); done
+dedup_ok=$(python3 - "$ADDR" "$PORT" <<'PY'
+import random, select, socket, struct, sys, time
+addr, port = sys.argv[1], int(sys.argv[2])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+want = {}
+for i in range(30):
+    name = "".join(c.upper() if random.random() < 0.5 else c for c in "dedup.cache.test")
+    wire = b"".join(bytes([len(l)]) + l.encode() for l in name.split(".")) + b"\0"
+    qid = 1000 + i
+    want[qid] = wire
+    s.sendto(struct.pack(">HHHHHH", qid, 0x0100, 1, 0, 0, 0) + wire + struct.pack(">HH", 1, 1), (addr, port))
+ok, deadline = 0, time.time() + 5
+while want and time.time() < deadline:
+    if not select.select([s], [], [], 0.2)[0]:
+        continue
+    d = s.recv(4096)
+    qid = struct.unpack(">H", d[:2])[0]
+    w = want.pop(qid, None)
+    # NOERROR, and the question echoed with this client's own letter case.
+    if w is not None and (d[3] & 0xF) == 0 and d[12:12 + len(w)] == w:
+        ok += 1
+print(ok)
+PY
+)
 after=$(queries)
-[ "$wait_dig_ok" = 30 ] || fail "dedup: $wait_dig_ok of 30 answered NOERROR"
+[ "$dedup_ok" = 30 ] || fail "dedup: $dedup_ok of 30 answered NOERROR with their own ID and case"
 [ $((after - before)) = 1 ] || fail "dedup: 30 identical queries cost $((after - before)) upstream exchanges (want 1)"
 pass "30 identical concurrent queries: $((after - before)) upstream exchange, $(metric nxdns_cache_dedup_joins_total) dedup joins"
 
@@ -102,13 +124,16 @@ grep -q 'status: NOERROR' "$WORK/stale.out" || { kill -CONT "${PIDS[0]}"; fail "
 ttl=$(awk '$1 ~ /^outage/ && $4 == "A" {print $2}' "$WORK/stale.out")
 [ "$ttl" = 30 ] || { kill -CONT "${PIDS[0]}"; fail "stale TTL: expected 30, got '$ttl'"; }
 # RFC 8767's 1.8 s client response timer, plus dig's own start-up.
-[ $((t1 - t0)) -le 2100 ] || { kill -CONT "${PIDS[0]}"; fail "stale answer took $((t1 - t0)) ms (> 1800 + 300)"; }
+# dig's own start-up is inside the measurement: 1988 ms seen at load 16 on 2 cores.
+[ "$stale_ms" -le 2300 ] || { kill -CONT "${PIDS[0]}"; fail "stale answer took $stale_ms ms (> 1800 + 500)"; }
+# Not before the timer: the refresh gets its 1.8 s to answer fresh.
+[ "$stale_ms" -ge 1750 ] || { kill -CONT "${PIDS[0]}"; fail "stale answer after $stale_ms ms: before the 1.8 s timer"; }
 t0=$(now_ms)
-st=$(dig_status "$ADDR" "$PORT" unseen.cache.test +tries=1 +time=6)
+st=$(dig_status "$ADDR" "$PORT" unseen.cache.test +tries=1 +time=8)
 t1=$(now_ms)
 kill -CONT "${PIDS[0]}"
 [ "$st" = SERVFAIL ] || fail "unseen name during the outage: expected SERVFAIL, got '${st:-no answer}'"
-[ $((t1 - t0)) -le 3300 ] || fail "unseen name SERVFAIL took $((t1 - t0)) ms (total budget 3000 + 10 %)"
+[ $((t1 - t0)) -le 4400 ] || fail "unseen name SERVFAIL took $((t1 - t0)) ms (total budget 4000 + 10 %)"
 pass "black-holed upstream: stale NOERROR TTL 30 in $stale_ms ms, unseen SERVFAIL within the budget"
 
 kill -KILL "${PIDS[0]}"
