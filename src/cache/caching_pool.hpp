@@ -26,9 +26,12 @@
 //   background refresh when may_prefetch() allows (never the last free
 //   capacity of the pool).
 // - Completions run from the loop, never inside submit() or cancel().
+#include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
