@@ -19,8 +19,20 @@ class Engine::ClientQuery {
   upstream::Pool::Ticket ticket = 0;
 };
 
-Engine::Engine(loop::Scheduler& sched, upstream::Pool& pool, EngineOptions opts)
-    : sched_(sched), pool_(pool), opts_(opts) {}
+Engine::Engine(loop::Scheduler& sched, upstream::Pool& pool, EngineOptions opts, cache::CachingPool* cache)
+    : sched_(sched), pool_(pool), opts_(opts), cache_(cache) {}
+
+std::uint64_t Engine::forward(const ClientQuery& cq, upstream::Pool::Done done) {
+  return cache_ ? cache_->submit(cq.parsed, cq.raw, std::move(done)) : pool_.submit(cq.raw, std::move(done));
+}
+
+void Engine::cancel_forward(std::uint64_t ticket) {
+  if (cache_) {
+    cache_->cancel(ticket);
+  } else {
+    pool_.cancel(ticket);
+  }
+}
 
 Engine::~Engine() { cancel_all(); }
 
@@ -92,11 +104,11 @@ Engine::Result Engine::submit(dns::ByteView packet, Protocol proto, ReplyFn repl
     ClientQuery& c = *it->second;
     // Leaves the entry's queue or abandons the attempt; either way the pool
     // accounts for it (a waiter that burned the budget still counts).
-    pool_.cancel(c.ticket);
+    cancel_forward(c.ticket);
     ++counters_.budget_exhausted;
     complete(id, dns::make_error_reply(c.raw, c.parsed, dns::Rcode::servfail));
   });
-  cq.ticket = pool_.submit(cq.raw, [this, id](upstream::PoolOutcome&& out) {
+  cq.ticket = forward(cq, [this, id](upstream::PoolOutcome&& out) {
     auto it = live_.find(id);
     if (it == live_.end()) return;
     ClientQuery& c = *it->second;
@@ -139,7 +151,7 @@ void Engine::abandon(QueryId id) {
   if (it == live_.end()) return;
   std::unique_ptr<ClientQuery> owned = std::move(it->second);
   live_.erase(it);
-  pool_.cancel(owned->ticket);
+  cancel_forward(owned->ticket);
   ++counters_.abandoned;
 }
 
@@ -150,13 +162,13 @@ void Engine::fail_all() {
   for (QueryId id : ids) {
     auto it = live_.find(id);
     if (it == live_.end()) continue;
-    pool_.cancel(it->second->ticket);
+    cancel_forward(it->second->ticket);
     complete(id, dns::make_error_reply(it->second->raw, it->second->parsed, dns::Rcode::servfail));
   }
 }
 
 void Engine::cancel_all() {
-  for (auto& [id, q] : live_) pool_.cancel(q->ticket);
+  for (auto& [id, q] : live_) cancel_forward(q->ticket);
   live_.clear();
 }
 

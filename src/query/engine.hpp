@@ -7,6 +7,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "cache/caching_pool.hpp"
 #include "dns/message.hpp"
 #include "loop/scheduler.hpp"
 #include "upstream/pool.hpp"
@@ -57,7 +58,9 @@ class Engine {
     dns::ParseError why = dns::ParseError::none;
   };
 
-  Engine(loop::Scheduler& sched, upstream::Pool& pool, EngineOptions opts);
+  // With `cache`, queries go through it (answers from the cache, joins of
+  // identical exchanges in flight); without, straight to the pool.
+  Engine(loop::Scheduler& sched, upstream::Pool& pool, EngineOptions opts, cache::CachingPool* cache = nullptr);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -92,10 +95,16 @@ class Engine {
   // dns::answer_for_client (hop-by-hop OPT, UDP truncation), or SERVFAIL
   // when the reply cannot be rewritten safely.
   dns::Bytes for_client(dns::ByteView reply, dns::ByteView raw_query, const dns::Query& q, Protocol proto);
+  // The cache hook: the one place a query is handed on, and the one place
+  // it is taken back. A cache answer arrives as a PoolOutcome like a fresh
+  // one and takes the same delivery step.
+  std::uint64_t forward(const ClientQuery& cq, upstream::Pool::Done done);
+  void cancel_forward(std::uint64_t ticket);
 
   loop::Scheduler& sched_;
   upstream::Pool& pool_;
   EngineOptions opts_;
+  cache::CachingPool* cache_;
   QueryId next_id_ = 1;
   std::unordered_map<QueryId, std::unique_ptr<ClientQuery>> live_;
   QueryCounters counters_;

@@ -259,6 +259,42 @@ void render_listeners(Doc& d, const MetricsInput& in) {
   d.sample("nxdns_tcp_accepted_total", "", ls.tcp_accepted);
 }
 
+void render_cache(Doc& d, const cache::CacheStats& c) {
+  const auto counter = [&d](const char* name, const char* help, std::uint64_t v) {
+    d.family(name, "counter", help);
+    d.sample(name, "", v);
+  };
+  const auto gauge = [&d](const char* name, const char* help, std::uint64_t v) {
+    d.family(name, "gauge", help);
+    d.sample(name, "", v);
+  };
+  counter("nxdns_cache_hits_total", "Client queries answered from a fresh cache entry.", c.hits);
+  counter("nxdns_cache_misses_total", "Client queries that waited for an upstream exchange (started or joined).",
+          c.misses);
+  counter("nxdns_cache_stale_answers_total",
+          "Stale answers sent (RFC 8767): the refresh failed or took longer than the client response timer.",
+          c.stale_served);
+  counter("nxdns_cache_prefetches_total", "Background refreshes started by a hit in the last part of a TTL.",
+          c.prefetches);
+  counter("nxdns_cache_dedup_joins_total", "Client queries that joined an identical exchange already in flight.",
+          c.dedup_joins);
+  counter("nxdns_cache_evictions_total", "Cache entries removed to stay within cache.max_bytes.", c.evictions);
+  counter("nxdns_cache_flushed_total", "Cache entries removed by the operator (nxdns cache flush).", c.flushed);
+  counter("nxdns_cache_stores_total", "Upstream answers stored in the cache.", c.stores);
+  d.family("nxdns_cache_not_stored_total", "counter", "Upstream answers not cached, by reason.");
+  constexpr cache::Verdict reasons[] = {cache::Verdict::truncated, cache::Verdict::error_rcode, cache::Verdict::ttl_zero,
+                                        cache::Verdict::no_soa, cache::Verdict::malformed};
+  for (cache::Verdict v : reasons) {
+    d.sample("nxdns_cache_not_stored_total", label("reason", cache::describe(v)), c.not_stored[static_cast<std::size_t>(v)]);
+  }
+  gauge("nxdns_cache_entries", "Answers in the cache.", c.entries);
+  gauge("nxdns_cache_bytes", "Bytes the cache holds, per-entry overhead included (bounded by cache.max_bytes).",
+        c.bytes);
+  gauge("nxdns_cache_max_bytes", "The configured cache.max_bytes.", c.max_bytes);
+  gauge("nxdns_cache_exchanges_in_flight", "Upstream exchanges the cache is waiting for (client, prefetch, refresh).",
+        c.flights);
+}
+
 void render_process(Doc& d, const MetricsInput& in) {
   d.family("nxdns_diagnostics_episodes_total", "counter",
            "Diagnostics episodes opened (a run of failed attempts against one upstream).");
@@ -323,6 +359,7 @@ std::string render_metrics(const MetricsInput& in) {
   Doc d;
   render_upstreams(d, ups);
   render_listeners(d, in);
+  if (in.cache) render_cache(d, *in.cache);
   render_process(d, in);
   return d.take();
 }

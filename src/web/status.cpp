@@ -101,6 +101,25 @@ std::string render_health(const HealthInput& in) {
   w.end_object();
 
   w.key("open_episodes").value(static_cast<std::uint64_t>(in.open_episodes));
+
+  w.key("cache").begin_object();
+  w.key("enabled").value(in.cache.has_value());
+  if (in.cache) {
+    const cache::CacheStats& c = *in.cache;
+    w.key("entries").value(static_cast<std::uint64_t>(c.entries));
+    w.key("bytes").value(static_cast<std::uint64_t>(c.bytes));
+    w.key("max_bytes").value(static_cast<std::uint64_t>(c.max_bytes));
+    w.key("hits").value(c.hits);
+    w.key("misses").value(c.misses);
+    w.key("hit_ratio");
+    if (c.hits + c.misses == 0) {
+      w.null();
+    } else {
+      w.value(round_ms(static_cast<double>(c.hits) / static_cast<double>(c.hits + c.misses)));
+    }
+    w.key("stale_answers").value(c.stale_served);
+  }
+  w.end_object();
   w.end_object();
   return w.take();
 }

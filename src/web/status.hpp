@@ -4,6 +4,9 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
+#include "cache/caching_pool.hpp"
 #include "diag/diagnostics.hpp"
 #include "net/endpoint.hpp"
 #include "server/limits.hpp"
@@ -34,6 +37,7 @@ struct HealthInput {
   std::size_t queries_in_flight = 0;
   server::ListenerState listeners;
   std::size_t open_episodes = 0;
+  std::optional<cache::CacheStats> cache;  // absent: cache.enabled is false
 };
 
 std::string render_health(const HealthInput& in);

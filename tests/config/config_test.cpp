@@ -285,7 +285,7 @@ TEST(ConfigErrors, MissingUpstreams) {
 
 TEST(ConfigErrors, UnknownKeys) {
   STRCMP_EQUAL(
-      "test.yaml:4:1: foo: unknown key \"foo\" (allowed here: listen, upstreams, budgets, http, log)",
+      "test.yaml:4:1: foo: unknown key \"foo\" (allowed here: listen, upstreams, budgets, http, cache, log)",
       error_of(kUp + "foo: 1\n").c_str());
   STRCMP_EQUAL("test.yaml:5:3: budgets.attempt: unknown key \"attempt\" (allowed here: attempt_ms, total_ms)",
                error_of(kUp + "budgets:\n  attempt: 5\n").c_str());
@@ -616,7 +616,7 @@ TEST(ConfigErrors, MessagesStayOnOneLine) {
   const std::string msg = error_of(kUp + "\"evil\\nkey\\x01\": 1\n");
   STRCMP_EQUAL(
       "test.yaml:4:1: \"evil\\nkey\\x01\": unknown key \"evil\\nkey\\x01\" (allowed here: listen, upstreams, "
-      "budgets, http, log)",
+      "budgets, http, cache, log)",
       msg.c_str());
   try {
     (void)load_string(kUp + "foo: 1\n", "bad\nname.yaml");

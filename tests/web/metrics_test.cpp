@@ -355,6 +355,8 @@ TEST(Metrics, PassesPromtoolCheckMetrics) {
   in.upstreams = pool.snapshot();
   in.build = web::build_info();
   in.queries.replies_by_rcode[0][0] = 1;
+  in.cache = cache::CacheStats{};  // the cache families too
+  in.cache->hits = 3;
 
   char path[] = "/tmp/nxdns-metrics-XXXXXX";
   const int fd = ::mkstemp(path);

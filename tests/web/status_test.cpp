@@ -108,7 +108,7 @@ TEST(HealthStatus, DocumentCarriesUpstreamsAndListeners) {
       "\"open_sessions\":0,\"tls_version\":null}],"
       "\"listeners\":{\"udp\":[\"127.0.0.1:53\"],\"tcp\":[\"[::1]:53\"],\"queries_in_flight\":6,"
       "\"udp_in_flight\":{\"ipv4\":8,\"ipv6\":0},\"udp_in_flight_cap\":64,"
-      "\"tcp_connections\":{\"ipv4\":0,\"ipv6\":9},\"tcp_connection_cap\":64},\"open_episodes\":1}",
+      "\"tcp_connections\":{\"ipv4\":0,\"ipv6\":9},\"tcp_connection_cap\":64},\"open_episodes\":1,\"cache\":{\"enabled\":false}}",
       doc.c_str());
 }
 
