@@ -154,7 +154,16 @@ void DotSession::handshake_done() {
   tls_.handshake_stats().record(handshake_kind_, ticket_offered_, sched_.now() - tls_started_);
   // TLS 1.2 can be resumed from what the handshake itself agreed on (a
   // ticket or a session ID); TLS 1.3 tickets come later, from reads.
-  if (tls_version_ != "TLSv1.3") keep_ticket();
+  //
+  // Resuming a TLS 1.2 session offers TLS 1.2 only (mbedTLS 3.x, as RFC
+  // 5246 §7.4.1.2 has it), and a server renews the ticket on every
+  // resumption: kept, the renewed ticket would pin a TLS 1.3-capable build
+  // to TLS 1.2 with an upstream that has since moved on. So on such a build
+  // the session keeps the lifetime of its full handshake, after which a full
+  // handshake offers TLS 1.3 again.
+  if (tls_version_ == "TLSv1.3") return;
+  if (tls13_available() && handshake_kind_ == HandshakeKind::resumed) return;
+  keep_ticket();
 }
 
 void DotSession::keep_ticket() { (void)tls_.session_cache().store(ssl_, peer_identity(), sched_.now()); }
