@@ -7,7 +7,7 @@
 #   --list       print the package list and exit (no root needed)
 #   --no-update  never run apt-get update (e.g. offline mirror already fresh)
 #   --bench      also install the peer resolvers bench/run.sh compares
-#                nxdns with (unbound, stubby) and its tools (BENCH_PKGS)
+#                nxdns with (unbound, stubby, knot-resolver) and its tools (BENCH_PKGS)
 #   --cross      also install the aarch64 cross toolchain, qemu-user and the
 #                arm64 libraries (adds dpkg arch arm64; see cross_packages)
 # Environment:
@@ -37,7 +37,7 @@ readonly LINT_PKGS=(nix-bin)
 # bench/run.sh only (never CI): the established forwarders it runs beside
 # nxdns on the same workload, and its measuring tools. Opt-in because the
 # unbound package ships a system service the test suite has no use for.
-readonly BENCH_PKGS=(unbound stubby dnsperf valgrind iproute2 procps)
+readonly BENCH_PKGS=(unbound stubby knot-resolver dnsperf valgrind iproute2 procps)
 
 # The aarch64 cross build (scripts/aarch64.sh). Only the :arm64 RUNTIME
 # libraries come from apt: an :arm64 copy of a package that a list above also
@@ -208,6 +208,12 @@ fi
 if [[ " ${missing[*]} " == *" unbound "* && -d /run/systemd/system ]]; then
   systemctl disable --now unbound.service unbound-resolvconf.service >>"$log" 2>&1 || true
   echo "install-deps: disabled unbound.service (bench/run.sh runs its own)"
+fi
+
+# And Knot Resolver: the bench starts its own kresd on a loopback port.
+if [[ " ${missing[*]} " == *" knot-resolver "* && -d /run/systemd/system ]]; then
+  systemctl disable --now kresd@1.service kresd.target kres-cache-gc.service >>"$log" 2>&1 || true
+  echo "install-deps: disabled kresd (bench/run.sh runs its own)"
 fi
 
 # Keep a freshly installed Prometheus from being started at the next boot.

@@ -1,6 +1,7 @@
 #include "upstream/dot_session.hpp"
 
 #include <errno.h>
+#include <mbedtls/version.h>
 #include <mbedtls/x509.h>
 #include <mbedtls/x509_crt.h>
 #include <netinet/in.h>
@@ -41,6 +42,28 @@ bool polite_close(Cause c) {
     case Cause::attempt_timeout: return true;
     default: return false;
   }
+}
+
+bool handshake_over(mbedtls_ssl_context& ssl) {  // 3.x takes it non-const
+#if MBEDTLS_VERSION_MAJOR >= 3
+  return mbedtls_ssl_is_handshake_over(&ssl) != 0;
+#else
+  return ssl.state == MBEDTLS_SSL_HANDSHAKE_OVER;
+#endif
+}
+
+// mbedTLS has no public "was this handshake resumed" query. Its client state
+// machine is the witness: a full handshake enters SERVER_CERTIFICATE (the
+// chain is received and verified there); a resumed one never does — TLS 1.2
+// jumps from ServerHello to ChangeCipherSpec (RFC 5077 §3.1), a TLS 1.3 PSK
+// handshake from EncryptedExtensions to Finished (RFC 8446 §2.2). 3.x keeps
+// the state private; MBEDTLS_PRIVATE names it on every 3.x.
+bool certificate_expected(const mbedtls_ssl_context& ssl) {
+#if MBEDTLS_VERSION_MAJOR >= 3
+  return ssl.MBEDTLS_PRIVATE(state) == MBEDTLS_SSL_SERVER_CERTIFICATE;
+#else
+  return ssl.state == MBEDTLS_SSL_SERVER_CERTIFICATE;
+#endif
 }
 
 std::string hex16(std::uint16_t v) {
@@ -86,6 +109,7 @@ void DotSession::guarded(F&& fn) noexcept {
 DotSession::DotSession(event_base* base, loop::Scheduler& sched, TlsClientConfig& tls, const DotSessionParams& params,
                        Listener& listener, std::size_t index)
     : base_(base),
+      sched_(sched),
       tls_(tls),
       params_(params),
       listener_(listener),
@@ -111,6 +135,38 @@ bool DotSession::wire_id_in_use(std::uint16_t wire_id) const {
   if (outstanding_.count(wire_id) != 0) return true;
   return std::any_of(queued_.begin(), queued_.end(), [&](const Queued& q) { return q.wire_id == wire_id; });
 }
+
+TlsPeerIdentity DotSession::peer_identity() const { return {params_.address.to_string(), params_.tls_name}; }
+
+void DotSession::offer_ticket() {
+  ticket_offered_ = false;
+  saw_certificate_ = false;
+  handshake_kind_ = HandshakeKind::full;
+  const TicketVerdict v = tls_.session_cache().offer(ssl_, peer_identity(), sched_.now());
+  ticket_offered_ = v == TicketVerdict::offer;
+}
+
+void DotSession::handshake_done() {
+  // Offered and no certificate: the server took the ticket. Offered and a
+  // certificate: it refused and ran a full handshake in the same attempt
+  // (counted, not a failure).
+  handshake_kind_ = ticket_offered_ && !saw_certificate_ ? HandshakeKind::resumed : HandshakeKind::full;
+  tls_.handshake_stats().record(handshake_kind_, ticket_offered_, sched_.now() - tls_started_);
+  // TLS 1.2 can be resumed from what the handshake itself agreed on (a
+  // ticket or a session ID); TLS 1.3 tickets come later, from reads.
+  //
+  // Resuming a TLS 1.2 session offers TLS 1.2 only (mbedTLS 3.x, as RFC
+  // 5246 §7.4.1.2 has it), and a server renews the ticket on every
+  // resumption: kept, the renewed ticket would pin a TLS 1.3-capable build
+  // to TLS 1.2 with an upstream that has since moved on. So on such a build
+  // the session keeps the lifetime of its full handshake, after which a full
+  // handshake offers TLS 1.3 again.
+  if (tls_version_ == "TLSv1.3") return;
+  if (tls13_available() && handshake_kind_ == HandshakeKind::resumed) return;
+  keep_ticket();
+}
+
+void DotSession::keep_ticket() { (void)tls_.session_cache().store(ssl_, peer_identity(), sched_.now()); }
 
 void DotSession::deferred_failure(Cause cause, std::string detail) {
   // dial() never reports synchronously: the caller is in the middle of
@@ -161,6 +217,7 @@ void DotSession::dial() {
     return;
   }
   mbedtls_ssl_set_bio(&ssl_, &bio_, nxdns_tls_bio_send, nxdns_tls_bio_recv, nullptr);
+  offer_ticket();
 
   if (::connect(fd, params_.address.sa(), params_.address.len) != 0 && errno != EINPROGRESS) {
     const int err = errno;
@@ -299,6 +356,7 @@ void DotSession::finish_connect() {
     return;
   }
   state_ = SessionState::handshaking;
+  tls_started_ = sched_.now();
   if (event_add(read_ev_.get(), nullptr) != 0) {
     fail(Cause::local_resource, "event_add failed");
     return;
@@ -308,20 +366,24 @@ void DotSession::finish_connect() {
 }
 
 bool DotSession::step_handshake() {
-  for (;;) {
-    const int ret = mbedtls_ssl_handshake(&ssl_);
+  // One state at a time (what mbedtls_ssl_handshake does in a loop), so that
+  // the states the client passes through can be seen: see
+  // certificate_expected().
+  while (!handshake_over(ssl_)) {
+    const int ret = mbedtls_ssl_handshake_step(&ssl_);
+    if (certificate_expected(ssl_)) saw_certificate_ = true;
     switch (tls_step(ret)) {
-      case TlsStep::progress: break;
+      case TlsStep::progress:
       case TlsStep::again: continue;
       case TlsStep::want_read: set_write_interest(false); return true;
       case TlsStep::want_write: set_write_interest(true); return true;
       case TlsStep::failed: fail_tls(ret, TlsPhase::handshake); return false;
     }
-    break;
   }
   dial_timer_.disarm();
   state_ = SessionState::ready;
   tls_version_ = mbedtls_ssl_get_version(&ssl_);
+  handshake_done();
   const std::uint64_t gen = generation_;
   listener_.on_session_ready(*this);
   if (gen != generation_) return false;
@@ -398,10 +460,12 @@ bool DotSession::read_available() {
     }
     switch (tls_step(ret)) {
       case TlsStep::again:
-        // A TLS 1.3 NewSessionTicket was consumed (3.x). mbedTLS may already
-        // hold the next record, which no readiness event would announce:
-        // read again now rather than wait.
+        // A TLS 1.3 NewSessionTicket was consumed (3.x): export it now, the
+        // only moment mbedtls_ssl_get_session() returns it. mbedTLS may
+        // already hold the next record, which no readiness event would
+        // announce: read again now rather than wait.
         ++tickets_received_;
+        keep_ticket();
         continue;
       case TlsStep::want_read: return true;
       case TlsStep::want_write: set_write_interest(true); return true;
@@ -509,6 +573,9 @@ std::string DotSession::certificate_detail() const {
 }
 
 void DotSession::fail_tls(int ret, TlsPhase phase) {
+  // A server that fails the handshake we offered its ticket in may be one
+  // that chokes on tickets: the next dial must not offer it again.
+  if (phase == TlsPhase::handshake && ticket_offered_) tls_.session_cache().forget();
   TlsFailure f = classify_tls(ret, bio_, phase);
   if (f.cause == Cause::certificate) f.detail = certificate_detail();
   if (phase == TlsPhase::handshake && f.cause != Cause::certificate) {

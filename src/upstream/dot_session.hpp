@@ -121,6 +121,12 @@ class DotSession {
   std::uint64_t responses() const { return responses_; }
   // TLS 1.3 NewSessionTickets seen over this slot's lifetime (3.x only).
   std::uint64_t tickets_received() const { return tickets_received_; }
+  // How the current connection's handshake went (valid once established):
+  // resumed from the upstream's stored ticket, or full.
+  HandshakeKind handshake_kind() const { return handshake_kind_; }
+  // The ticket store this slot shares with the upstream's other slots is
+  // keyed by this.
+  TlsPeerIdentity peer_identity() const;
   std::size_t index() const { return index_; }
   // Keepalive the server advertised on its last response (units of 100 ms).
   std::optional<std::uint16_t> server_keepalive() const { return server_keepalive_; }
@@ -156,8 +162,12 @@ class DotSession {
   void fail_tls(int ret, TlsPhase phase);
   std::string certificate_detail() const;
   void deferred_failure(Cause cause, std::string detail);
+  void offer_ticket();
+  void handshake_done();
+  void keep_ticket();
 
   event_base* base_;
+  loop::Scheduler& sched_;
   TlsClientConfig& tls_;
   DotSessionParams params_;
   Listener& listener_;
@@ -192,6 +202,11 @@ class DotSession {
   std::optional<std::uint16_t> server_keepalive_;
   std::uint64_t responses_ = 0;
   std::uint64_t tickets_received_ = 0;
+  // Handshake bookkeeping of the current connection.
+  bool ticket_offered_ = false;   // a stored session went into the ClientHello
+  bool saw_certificate_ = false;  // the server sent (and we verified) its chain
+  loop::TimePoint tls_started_{};
+  HandshakeKind handshake_kind_ = HandshakeKind::full;
 };
 
 }  // namespace nxdns::upstream

@@ -71,6 +71,7 @@ TransportStats DotTransport::stats() const {
   st.reuse_recoveries = reuse_recoveries_;
   st.requeued = requeued_;
   st.tls_version = tls_version_;
+  st.handshakes = tls_->handshake_stats();
   return st;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "dns/message.hpp"
+#include "upstream/handshake_stats.hpp"
 
 namespace nxdns::upstream {
 
@@ -75,6 +76,8 @@ struct TransportStats {
   // connection that had answered others since they were placed closed
   // (RFC 7766 §6.2.4; servers limiting queries per connection). DoT only.
   std::uint64_t requeued = 0;
+  // TLS handshakes by kind (full / resumed) and their durations. DoT only.
+  HandshakeStats handshakes{};
 };
 
 class Transport {

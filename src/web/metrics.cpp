@@ -99,6 +99,51 @@ void per_upstream(Doc& d, const std::vector<const EntrySnapshot*>& ups, const ch
   for (const auto* s : ups) d.sample(name, upstream_labels(*s), value(*s));
 }
 
+// One histogram series: cumulative buckets, +Inf, sum and count.
+void histogram_series(Doc& d, const std::string& name, const std::string& labels,
+                      const upstream::LatencyHistogram& h) {
+  std::uint64_t cum = 0;
+  for (std::size_t i = 0; i < upstream::LatencyHistogram::bounds.size(); ++i) {
+    cum += h.bucket(i);
+    d.sample(name + "_bucket", join(labels, label("le", format_sample(upstream::LatencyHistogram::bounds[i]))), cum);
+  }
+  cum += h.bucket(upstream::LatencyHistogram::bounds.size());
+  d.sample(name + "_bucket", join(labels, label("le", "+Inf")), cum);
+  d.sample_d(name + "_sum", labels, h.sum_seconds());
+  d.sample(name + "_count", labels, h.count());
+}
+
+// TLS handshakes of the DoT upstreams (DoH's are curl's and not seen here).
+void render_handshakes(Doc& d, const std::vector<const EntrySnapshot*>& ups) {
+  std::vector<const EntrySnapshot*> dot;
+  for (const auto* s : ups) {
+    if (s->kind == "dot") dot.push_back(s);
+  }
+  if (dot.empty()) return;
+  constexpr upstream::HandshakeKind kinds[] = {upstream::HandshakeKind::full, upstream::HandshakeKind::resumed};
+  d.family("nxdns_upstream_tls_handshakes_total", "counter",
+           "Completed TLS handshakes by kind: full (certificate chain verified) or resumed (session ticket).");
+  for (const auto* s : dot) {
+    for (auto k : kinds) {
+      d.sample("nxdns_upstream_tls_handshakes_total", join(upstream_labels(*s), label("kind", upstream::describe(k))),
+               s->transport.handshakes.count(k));
+    }
+  }
+  per_upstream(d, dot, "nxdns_upstream_tls_resumptions_refused_total", "counter",
+               "Handshakes that offered a session ticket and got a full handshake instead (also counted as full; "
+               "a fallback in the same attempt, not a failure).",
+               [](const EntrySnapshot& s) { return std::to_string(s.transport.handshakes.resumption_refused); });
+  d.family("nxdns_upstream_tls_handshake_seconds", "histogram",
+           "TLS handshake duration by kind, from TCP established to TLS finished.");
+  for (const auto* s : dot) {
+    for (auto k : kinds) {
+      histogram_series(d, "nxdns_upstream_tls_handshake_seconds",
+                       join(upstream_labels(*s), label("kind", upstream::describe(k))),
+                       s->transport.handshakes.duration(k));
+    }
+  }
+}
+
 void render_upstreams(Doc& d, const std::vector<const EntrySnapshot*>& ups) {
   d.family("nxdns_upstream_info", "gauge",
            "Configured upstream: transport kind and priority (lower is preferred). Always 1.");
@@ -160,6 +205,7 @@ void render_upstreams(Doc& d, const std::vector<const EntrySnapshot*>& ups) {
                                                                                           : s->transport.tls_version)),
              std::string("1"));
   }
+  render_handshakes(d, ups);
 
   d.family("nxdns_upstream_health", "gauge",
            "Health state of this upstream: 1 for the current state, 0 for the others.");

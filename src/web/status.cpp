@@ -80,6 +80,16 @@ std::string render_health(const HealthInput& in) {
     } else {
       w.value(s->transport.tls_version);
     }
+    // DoT only: curl's handshakes (DoH) are not seen by the daemon.
+    w.key("tls_handshakes");
+    if (s->kind == "dot") {
+      w.begin_object();
+      w.key("full").value(s->transport.handshakes.full);
+      w.key("resumed").value(s->transport.handshakes.resumed);
+      w.end_object();
+    } else {
+      w.null();
+    }
     w.end_object();
   }
   w.end_array();

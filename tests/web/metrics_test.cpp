@@ -75,6 +75,13 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   A->stats_value = {7, 11, 13, 17, 19, 23, "TLSv1.3"};
   B->stats_value = {2, 3, 5, 29, 31, 37, "TLSv1.2"};
   A->stats_value.requeued = 41;
+  A->stats_value.handshakes.full = 43;
+  A->stats_value.handshakes.resumed = 47;
+  A->stats_value.handshakes.resumption_refused = 53;
+  A->stats_value.handshakes.full_duration.observe(30ms);      // le 0.05
+  A->stats_value.handshakes.resumed_duration.observe(8ms);    // le 0.01
+  A->stats_value.handshakes.resumed_duration.observe(9ms);
+  B->stats_value.handshakes.full = 59;
   C->kind_value = "doh";
   const std::string ua = "tls://192.0.2.10:853", ub = "tls://192.0.2.20:853",
                     uc = "https://dns.example/dns-query";
@@ -183,6 +190,31 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   k.expect("nxdns_upstream_tls_info{" + la + ",version=\"TLSv1.3\"}", "1");
   k.expect("nxdns_upstream_tls_info{" + lb + ",version=\"TLSv1.2\"}", "1");
   k.expect("nxdns_upstream_tls_info{" + lc + ",version=\"none\"}", "1");
+  // Handshakes: DoT upstreams only (C is DoH: curl's handshakes are not seen).
+  k.expect("nxdns_upstream_tls_handshakes_total{" + la + ",kind=\"full\"}", 43);
+  k.expect("nxdns_upstream_tls_handshakes_total{" + la + ",kind=\"resumed\"}", 47);
+  k.expect("nxdns_upstream_tls_handshakes_total{" + lb + ",kind=\"full\"}", 59);
+  k.expect("nxdns_upstream_tls_handshakes_total{" + lb + ",kind=\"resumed\"}", 0);
+  k.absent("nxdns_upstream_tls_handshakes_total{" + lc + ",kind=\"full\"}");
+  k.expect("nxdns_upstream_tls_resumptions_refused_total{" + la + "}", 53);
+  k.expect("nxdns_upstream_tls_resumptions_refused_total{" + lb + "}", 0);
+  k.absent("nxdns_upstream_tls_resumptions_refused_total{" + lc + "}");
+  for (std::size_t i = 0; i < std::size(bucket_le); ++i) {
+    const std::string le = std::string(",le=\"") + bucket_le[i] + "\"}";
+    k.expect("nxdns_upstream_tls_handshake_seconds_bucket{" + la + ",kind=\"full\"" + le, i >= 3 ? 1 : 0);
+    k.expect("nxdns_upstream_tls_handshake_seconds_bucket{" + la + ",kind=\"resumed\"" + le, i >= 1 ? 2 : 0);
+    k.expect("nxdns_upstream_tls_handshake_seconds_bucket{" + lb + ",kind=\"full\"" + le, 0);
+    k.expect("nxdns_upstream_tls_handshake_seconds_bucket{" + lb + ",kind=\"resumed\"" + le, 0);
+  }
+  k.expect("nxdns_upstream_tls_handshake_seconds_sum{" + la + ",kind=\"full\"}", "0.03");
+  k.expect("nxdns_upstream_tls_handshake_seconds_count{" + la + ",kind=\"full\"}", 1);
+  k.expect("nxdns_upstream_tls_handshake_seconds_sum{" + la + ",kind=\"resumed\"}", "0.017");
+  k.expect("nxdns_upstream_tls_handshake_seconds_count{" + la + ",kind=\"resumed\"}", 2);
+  for (const char* kind : {"full", "resumed"}) {
+    k.expect("nxdns_upstream_tls_handshake_seconds_sum{" + lb + ",kind=\"" + kind + "\"}", "0");
+    k.expect("nxdns_upstream_tls_handshake_seconds_count{" + lb + ",kind=\"" + kind + "\"}", 0);
+  }
+  k.absent("nxdns_upstream_tls_handshake_seconds_count{" + lc + ",kind=\"full\"}");
 
   // Health: A failing (one failure since its last success), B in backoff
   // with 0.9 s left, C healthy.
@@ -278,9 +310,11 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
     else CHECK_TEXT(!total, fam.c_str());
   }
   STRCMP_EQUAL("histogram", e.types.at("nxdns_upstream_latency_seconds").c_str());
+  STRCMP_EQUAL("histogram", e.types.at("nxdns_upstream_tls_handshake_seconds").c_str());
+  STRCMP_EQUAL("counter", e.types.at("nxdns_upstream_tls_handshakes_total").c_str());
   STRCMP_EQUAL("gauge", e.types.at("nxdns_upstream_queue_depth").c_str());
   STRCMP_EQUAL("counter", e.types.at("nxdns_upstream_queued_total").c_str());
-  LONGS_EQUAL(33, e.families.size());
+  LONGS_EQUAL(36, e.families.size());  // 33 + the three TLS handshake families
 
   // The three answers reached their callers; everything else is still in
   // flight or queued.
