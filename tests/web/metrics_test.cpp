@@ -146,6 +146,7 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   for (const auto& l : {la, lb, lc}) {
     k.expect("nxdns_upstream_max_in_flight{" + l + "}", 64);
     k.expect("nxdns_upstream_slots{" + l + "}", 8);
+    k.expect("nxdns_upstream_capacity{" + l + "}", 64);
   }
   k.expect("nxdns_upstream_queue_depth{" + la + "}", 3);
   k.expect("nxdns_upstream_queue_depth{" + lb + "}", 0);
