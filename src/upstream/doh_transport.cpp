@@ -10,6 +10,7 @@
 
 #include "log/log.hpp"
 #include "upstream/doh_wire.hpp"
+#include "upstream/retry_decision.hpp"
 #include "upstream/tls_config.hpp"
 
 namespace nxdns::upstream {
@@ -75,6 +76,13 @@ struct DohTransport::Exchange final : CurlMulti::Transfer {
   bool too_large = false;
   bool out_of_memory = false;
   std::size_t discarded = 0;
+  // A header line or body byte of the response arrived (retry_decision's
+  // "response bytes received": the server evidently processed the request).
+  bool response_began = false;
+  bool started = false;   // curl put it on a connection (PREREQFUNCTION)
+  bool body_complete = false;  // Content-Length octets arrived: its stream is over
+  std::uint64_t added_at_action = 0;  // CurlMulti::actions() when added
+  bool redialed = false;  // the one retry is spent
   std::string tls_version;  // read while the transfer is live
   char errbuf[CURL_ERROR_SIZE] = {};
 
@@ -89,9 +97,34 @@ struct DohTransport::Exchange final : CurlMulti::Transfer {
     }
   }
 
+  void dialing() noexcept override {
+    // A refused stream being re-sent on a new connection: not on a stream.
+    if (started) {
+      started = false;
+      --owner->running_;
+    }
+  }
+
+  static int on_prereq(void* clientp, char*, char*, int, int) noexcept {
+    auto* ex = static_cast<Exchange*>(clientp);
+    ex->owner->on_started(*ex);
+    return CURL_PREREQFUNC_OK;
+  }
+
+  static size_t on_header(char* data, size_t size, size_t n, void* userp) noexcept {
+    auto* ex = static_cast<Exchange*>(userp);
+    const std::size_t len = size * n;
+    if (!ex->response_began) {
+      ex->response_began = true;
+      ex->owner->on_status_line(std::string_view(data, len));
+    }
+    return len;
+  }
+
   static size_t on_write(char* data, size_t size, size_t n, void* userp) noexcept {
     auto* ex = static_cast<Exchange*>(userp);
     const std::size_t len = size * n;
+    ex->response_began = true;
     if (!ex->head_checked) {
       ex->head_checked = true;
       long status = 0;
@@ -120,6 +153,9 @@ struct DohTransport::Exchange final : CurlMulti::Transfer {
       ex->out_of_memory = true;
       return 0;
     }
+    curl_off_t announced = -1;
+    curl_lib().easy_getinfo(ex->easy(), CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &announced);
+    ex->body_complete = announced >= 0 && ex->body.size() >= static_cast<std::size_t>(announced);
     return len;
   }
 };
@@ -169,7 +205,8 @@ DohTransport::DohTransport(Key, std::shared_ptr<CurlMulti> multi, CurlMulti::Hos
       opts_(opts),
       ca_file_(std::move(ca_file)),
       base_url_(doh_base_url(opts.tls_name, opts.address.port(), opts.path)),
-      completions_(sched, log::cat("doh ", opts.label)) {
+      completions_(sched, log::cat("doh ", opts.label)),
+      capacity_grew_timer_(sched) {
   const std::string accept = log::cat("Accept: ", doh_media_type);
   const std::string content_type = log::cat("Content-Type: ", doh_media_type);
   bool ok = true;
@@ -200,6 +237,8 @@ TransportStats DohTransport::stats() const {
   st.connections_new = connections_new_;
   st.exchanges_new = exchanges_new_;
   st.exchanges_reused = exchanges_reused_;
+  st.redials = redials_;
+  st.reuse_recoveries = reuse_recoveries_;
   st.tls_version = tls_version_;
   return st;
 }
@@ -228,6 +267,7 @@ Transport::ExchangeId DohTransport::start(dns::ByteView query, Completion done) 
     finish(id, Cause::local_resource, ex.easy() ? why : "curl_easy_init failed");
     return id;
   }
+  ex.added_at_action = multi_->actions();
   const CURLMcode rc = multi_->add(ex);
   if (rc != CURLM_OK) finish(id, Cause::local_resource, log::cat("curl_multi_add_handle: ", curl_lib().multi_strerror(rc)));
   return id;
@@ -282,11 +322,17 @@ bool DohTransport::configure(Exchange& ex, std::string* why) {
   set(CURLOPT_TIMEOUT_MS, "TIMEOUT_MS", static_cast<long>(opts_.transfer_timeout.count()));
   set(CURLOPT_WRITEFUNCTION, "WRITEFUNCTION", &Exchange::on_write);
   set(CURLOPT_WRITEDATA, "WRITEDATA", static_cast<void*>(&ex));
+  set(CURLOPT_HEADERFUNCTION, "HEADERFUNCTION", &Exchange::on_header);
+  set(CURLOPT_HEADERDATA, "HEADERDATA", static_cast<void*>(&ex));
+#if LIBCURL_VERSION_NUM >= 0x075000
+  set(CURLOPT_PREREQFUNCTION, "PREREQFUNCTION", &Exchange::on_prereq);
+  set(CURLOPT_PREREQDATA, "PREREQDATA", static_cast<void*>(&ex));
+#endif
   if (rc != CURLE_OK) {
     if (why) *why = log::cat("curl_lib().easy_setopt(CURLOPT_", failed, "): ", curl_lib().easy_strerror(rc));
     return false;
   }
-  multi_->bind_sockets(e, *host_);
+  multi_->bind_sockets(ex, *host_);
   return true;
 }
 
@@ -300,6 +346,18 @@ void DohTransport::on_done(Exchange& ex, CURLcode rc) {
   curl_lib().easy_getinfo(e, CURLINFO_PRETRANSFER_TIME_T, &pretransfer_us);
 
   ExchangeResult r = evaluate(ex, rc, pretransfer_us > 0);
+  if (ex.started) {
+    ex.started = false;
+    --running_;
+  }
+  // CURLINFO_NUM_CONNECTS == 0: the transfer ran on a connection that was
+  // already open (a fresh dial counts one even when it fails).
+  const bool reused = connects == 0;
+  if (!r.ok() && !ex.redialed && retry_decision(reused, ex.response_began, r.cause) == RetryDecision::retry &&
+      redial(ex, r)) {
+    return;
+  }
+  if (r.ok() && ex.redialed) ++reuse_recoveries_;
   if (!is_dial_failure(r.cause)) {
     connections_new_ += static_cast<std::uint64_t>(std::max(0L, connects));
     ++(connects > 0 ? exchanges_new_ : exchanges_reused_);
@@ -366,6 +424,77 @@ ExchangeResult DohTransport::evaluate(Exchange& ex, CURLcode rc, bool connected)
   return r;
 }
 
+bool DohTransport::redial(Exchange& ex, const ExchangeResult& failed) {
+  // The same handle and request again (the POST body and URL are the
+  // exchange's own), on a connection dialed for it.
+  ex.redialed = true;
+  ex.body.clear();
+  ex.head_checked = ex.bad_status = ex.bad_type = ex.too_large = ex.out_of_memory = false;
+  ex.discarded = 0;
+  ex.response_began = false;
+  ex.body_complete = false;
+  ex.errbuf[0] = '\0';
+  if (curl_lib().easy_setopt(ex.easy(), CURLOPT_FRESH_CONNECT, 1L) != CURLE_OK) return false;
+  if (multi_->add(ex) != CURLM_OK) return false;
+  ++redials_;
+  log::debug("doh ", opts_.label, ": reused connection failed before any answer byte (", describe(failed.cause), ": ",
+             failed.detail, "); sending once more on a fresh connection");
+  return true;
+}
+
+void DohTransport::on_started(Exchange& ex) {
+  if (!ex.started) {
+    ex.started = true;
+    ++running_;
+  }
+  // A connection dialed while none was open: what was learned belonged to
+  // connections that are gone (a redial, dialed by request, does not count).
+  const std::uint64_t opened = host_->sockets_opened;
+  const std::size_t fresh = static_cast<std::size_t>(opened - seen_sockets_opened_);
+  seen_sockets_opened_ = opened;
+  const std::size_t open = host_->open_sockets;
+  if (fresh > 0 && open <= fresh && !ex.redialed) {
+    learn(protocol_, 0);
+    return;
+  }
+  // Every slot has a connection and curl holds back some of ours that it
+  // has already looked at (added before the previous action): it is
+  // running as many as the server allows. Streams in use now are the
+  // started exchanges minus those whose answer is complete (curl reports
+  // them after this action, but their stream is already free: this very
+  // start may be taking it).
+  std::size_t held = 0;
+  std::size_t in_use = 0;
+  for (const auto& [id, live] : live_) {
+    if (!live->started && live->added_at_action + 1 < multi_->actions()) ++held;
+    if (live->started && !live->body_complete) ++in_use;
+  }
+  if (held == 0) return;
+  const std::size_t limit = inferred_stream_limit(in_use, open);
+  // The lowest observation wins (see inferred_stream_limit: streams curl
+  // is re-sending can only make one read high).
+  if (limit > 0 && (stream_limit_ == 0 || limit < stream_limit_)) learn(protocol_, limit);
+}
+
+void DohTransport::on_status_line(std::string_view line) {
+  // "HTTP/2 200", "HTTP/1.1 200 OK" (curl hands the status line first).
+  if (line.rfind("HTTP/2", 0) == 0) {
+    learn(DohProtocol::http2, stream_limit_);
+  } else if (line.rfind("HTTP/1.", 0) == 0) {
+    learn(DohProtocol::http1, stream_limit_);
+  }
+}
+
+void DohTransport::learn(DohProtocol protocol, std::size_t stream_limit) {
+  const std::size_t before = capacity();
+  protocol_ = protocol;
+  stream_limit_ = stream_limit;
+  if (capacity() > before) {
+    // Usually inside a curl callback: the pool pumps from the loop.
+    capacity_grew_timer_.arm(loop::Duration::zero(), [this] { capacity_grew(); });
+  }
+}
+
 void DohTransport::report_failure(const ExchangeResult& r) {
   const std::string line = log::cat(describe(r.cause), ": ", r.detail);
   if (!is_dial_failure(r.cause)) {
@@ -388,6 +517,7 @@ void DohTransport::cancel(ExchangeId id) {
   if (it == live_.end()) return;
   std::unique_ptr<Exchange> ex = std::move(it->second);
   live_.erase(it);
+  if (ex->started) --running_;
   multi_->abandon(std::move(ex));
 }
 
@@ -403,6 +533,7 @@ void DohTransport::finish(ExchangeId id, Cause cause, std::string detail, dns::B
   if (it == live_.end()) return;
   std::unique_ptr<Exchange> ex = std::move(it->second);
   live_.erase(it);
+  if (ex->started) --running_;
   Completion done = std::move(ex->done);
   // Still running (close_all, a failed add): curl lets go of it first.
   multi_->abandon(std::move(ex));
