@@ -107,7 +107,12 @@ struct DohTransport::Exchange final : CurlMulti::Transfer {
 
   static int on_prereq(void* clientp, char*, char*, int, int) noexcept {
     auto* ex = static_cast<Exchange*>(clientp);
-    ex->owner->on_started(*ex);
+    try {
+      ex->owner->on_started(*ex);
+    } catch (...) {
+      // Only the capacity estimate (arming a timer) can throw: keep the
+      // transfer going with the estimate as it was.
+    }
     return CURL_PREREQFUNC_OK;
   }
 
@@ -116,7 +121,11 @@ struct DohTransport::Exchange final : CurlMulti::Transfer {
     const std::size_t len = size * n;
     if (!ex->response_began) {
       ex->response_began = true;
-      ex->owner->on_status_line(std::string_view(data, len));
+      try {
+        ex->owner->on_status_line(std::string_view(data, len));
+      } catch (...) {
+        // As in on_prereq: only the capacity estimate is lost.
+      }
     }
     return len;
   }
