@@ -456,16 +456,11 @@ void DohTransport::on_started(Exchange& ex) {
     ex.started = true;
     ++running_;
   }
-  // A connection dialed while none was open: what was learned belonged to
-  // connections that are gone (a redial, dialed by request, does not count).
-  const std::uint64_t opened = host_->sockets_opened;
-  const std::size_t fresh = static_cast<std::size_t>(opened - seen_sockets_opened_);
-  seen_sockets_opened_ = opened;
+  // The limit is the server's (SETTINGS_MAX_CONCURRENT_STREAMS), not a
+  // connection's: it is kept across reconnections. Forgetting it when
+  // curl replaced its connections (Knot Resolver 5.6 closes them every
+  // few hundred exchanges) would re-open the hidden queue each time.
   const std::size_t open = host_->open_sockets;
-  if (fresh > 0 && open <= fresh && !ex.redialed) {
-    learn(protocol_, 0);
-    return;
-  }
   // Every slot has a connection and curl holds back some of ours that it
   // has already looked at (added before the previous action): it is
   // running as many as the server allows. Streams in use now are the

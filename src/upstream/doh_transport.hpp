@@ -55,7 +55,7 @@
 // the transfer done. The pool admits that many, so nothing waits
 // unseen in curl's pending list. Growth is announced from the loop (never
 // inside a curl callback, where the pool's pump could not add handles). The
-// learned limit is forgotten when a connection is dialed with none open.
+// learned limit is the server's, kept for the transport's lifetime.
 //
 // Stats: open_sessions = TCP connections to this host that are open now
 // (counted exactly at socket open/close, idle ones in curl's pool included);
@@ -178,7 +178,6 @@ class DohTransport final : public Transport {
   DohProtocol protocol_ = DohProtocol::unknown;
   std::size_t stream_limit_ = 0;  // learned HTTP/2 limit; 0: none
   std::size_t running_ = 0;
-  std::uint64_t seen_sockets_opened_ = 0;
   loop::Timer capacity_grew_timer_;
   std::string tls_version_;
   std::string http_version_;
