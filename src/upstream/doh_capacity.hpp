@@ -31,10 +31,11 @@ std::size_t doh_capacity(DohProtocol protocol, std::size_t stream_limit);
 // carrying `running` streams between them: curl then runs as many as the
 // server allows, slots x limit, so the limit is running / connections,
 // rounded up (a stream or two may be between answers: running never
-// exceeds slots x limit, so rounding up never overstates). The caller keeps
-// the lowest observation: one taken while curl re-sent streams the server
-// refused (RFC 9113 §8.7: curl places streams on a new connection before
-// its SETTINGS arrive) reads high, and the next corrects it.
+// exceeds slots x limit, so rounding up never overstates). The caller judges
+// only while no connection is being dialed (held transfers may be waiting
+// for a handshake, not a stream) and keeps the lowest observation (one
+// taken while curl re-sends streams the server refused, RFC 9113 §8.7,
+// reads high; the next corrects it).
 // 0 (nothing learned) unless every slot has a connection: while a slot is
 // free curl dials for a full connection instead of holding, and an HTTP/2
 // server with a generous limit never needs more than one connection, so

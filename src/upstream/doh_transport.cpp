@@ -81,6 +81,7 @@ struct DohTransport::Exchange final : CurlMulti::Transfer {
   bool response_began = false;
   bool started = false;   // curl put it on a connection (PREREQFUNCTION)
   bool body_complete = false;  // Content-Length octets arrived: its stream is over
+  bool dialing_now = false;    // curl opened a connection for it, not started yet
   std::uint64_t added_at_action = 0;  // CurlMulti::actions() when added
   bool redialed = false;  // the one retry is spent
   std::string tls_version;  // read while the transfer is live
@@ -102,6 +103,20 @@ struct DohTransport::Exchange final : CurlMulti::Transfer {
     if (started) {
       started = false;
       --owner->running_;
+    }
+    if (!dialing_now) {
+      dialing_now = true;
+      ++owner->dialing_;
+    }
+  }
+  void settle_counts() noexcept {
+    if (started) {
+      started = false;
+      --owner->running_;
+    }
+    if (dialing_now) {
+      dialing_now = false;
+      --owner->dialing_;
     }
   }
 
@@ -355,10 +370,7 @@ void DohTransport::on_done(Exchange& ex, CURLcode rc) {
   curl_lib().easy_getinfo(e, CURLINFO_PRETRANSFER_TIME_T, &pretransfer_us);
 
   ExchangeResult r = evaluate(ex, rc, pretransfer_us > 0);
-  if (ex.started) {
-    ex.started = false;
-    --running_;
-  }
+  ex.settle_counts();
   // CURLINFO_NUM_CONNECTS == 0: the transfer ran on a connection that was
   // already open (a fresh dial counts one even when it fails).
   const bool reused = connects == 0;
@@ -456,6 +468,10 @@ void DohTransport::on_started(Exchange& ex) {
     ex.started = true;
     ++running_;
   }
+  if (ex.dialing_now) {
+    ex.dialing_now = false;
+    --dialing_;
+  }
   // The limit is the server's (SETTINGS_MAX_CONCURRENT_STREAMS), not a
   // connection's: it is kept across reconnections. Forgetting it when
   // curl replaced its connections (Knot Resolver 5.6 closes them every
@@ -473,10 +489,13 @@ void DohTransport::on_started(Exchange& ex) {
     if (!live->started && live->added_at_action + 1 < multi_->actions()) ++held;
     if (live->started && !live->body_complete) ++in_use;
   }
-  if (held == 0) return;
+  // While a connection is being dialed, what curl holds may be waiting for
+  // its handshake, not for a stream: judging then would understate (seen
+  // against Knot Resolver, which replaces its connections under load).
+  if (held == 0 || dialing_ > 0) return;
   const std::size_t limit = inferred_stream_limit(in_use, open);
-  // The lowest observation wins (see inferred_stream_limit: streams curl
-  // is re-sending can only make one read high).
+  // The lowest observation wins: what can still read high (a stream curl
+  // re-sends after a refusal before it dials) only overstates.
   if (limit > 0 && (stream_limit_ == 0 || limit < stream_limit_)) learn(protocol_, limit);
 }
 
@@ -521,7 +540,7 @@ void DohTransport::cancel(ExchangeId id) {
   if (it == live_.end()) return;
   std::unique_ptr<Exchange> ex = std::move(it->second);
   live_.erase(it);
-  if (ex->started) --running_;
+  ex->settle_counts();
   multi_->abandon(std::move(ex));
 }
 
@@ -537,7 +556,7 @@ void DohTransport::finish(ExchangeId id, Cause cause, std::string detail, dns::B
   if (it == live_.end()) return;
   std::unique_ptr<Exchange> ex = std::move(it->second);
   live_.erase(it);
-  if (ex->started) --running_;
+  ex->settle_counts();
   Completion done = std::move(ex->done);
   // Still running (close_all, a failed add): curl lets go of it first.
   multi_->abandon(std::move(ex));

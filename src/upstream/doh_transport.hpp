@@ -178,6 +178,7 @@ class DohTransport final : public Transport {
   DohProtocol protocol_ = DohProtocol::unknown;
   std::size_t stream_limit_ = 0;  // learned HTTP/2 limit; 0: none
   std::size_t running_ = 0;
+  std::size_t dialing_ = 0;  // exchanges whose connection curl is dialing
   loop::Timer capacity_grew_timer_;
   std::string tls_version_;
   std::string http_version_;
