@@ -56,9 +56,22 @@ Pool::Pool(loop::Scheduler& sched, std::vector<EntrySpec> entries, PoolOptions o
                    [](const EntrySpec& a, const EntrySpec& b) { return a.priority < b.priority; });
   entries_.reserve(entries.size());
   for (auto& s : entries) entries_.push_back(std::make_unique<Entry>(std::move(s), opts_.health));
+  for (std::size_t e = 0; e < entries_.size(); ++e) {
+    if (entries_[e]->transport) entries_[e]->transport->on_capacity_grew([this, e] { pump(e); });
+  }
+}
+
+std::size_t Pool::admission_cap(std::size_t e) const {
+  // The transport's real capacity (DoH: connections x streams the server
+  // allows), so that waiting happens here, in the visible FIFO.
+  const Entry& en = *entries_[e];
+  return std::clamp<std::size_t>(en.transport->capacity(), 1, max_in_flight_per_entry);
 }
 
 Pool::~Pool() {
+  for (auto& en : entries_) {
+    if (en->transport) en->transport->on_capacity_grew(nullptr);
+  }
   // Abandon in-flight exchanges before the transports go, so no completion
   // can reach a destroyed pool.
   for (auto& [t, r] : requests_) {
@@ -115,7 +128,7 @@ void Pool::try_acquire(Request& r, std::size_t e) {
   r.entry = e;
   // FIFO fairness: a newcomer never overtakes waiters, even if capacity
   // appears between a release and the pump that serves them.
-  if (en.in_flight < max_in_flight_per_entry && en.waiters.empty()) {
+  if (en.in_flight < admission_cap(e) && en.waiters.empty()) {
     start_attempt(r, e);
     return;
   }
@@ -154,7 +167,7 @@ void Pool::release(std::size_t e) {
 
 void Pool::pump(std::size_t e) {
   Entry& en = *entries_[e];
-  while (en.in_flight < max_in_flight_per_entry && !en.waiters.empty()) {
+  while (en.in_flight < admission_cap(e) && !en.waiters.empty()) {
     auto it = requests_.find(en.waiters.front());
     assert(it != requests_.end());
     Request& r = *it->second;
@@ -281,6 +294,7 @@ std::vector<EntrySnapshot> Pool::snapshot() const {
     s.kind = en->transport->kind();
     s.priority = en->priority;
     s.slots = static_cast<std::uint32_t>(slots_per_entry);
+    s.capacity = static_cast<std::uint32_t>(std::clamp<std::size_t>(en->transport->capacity(), 1, max_in_flight_per_entry));
     s.in_flight = en->in_flight;
     s.peak_in_flight = en->peak_in_flight;
     s.queue_depth = static_cast<std::uint32_t>(en->waiters.size());

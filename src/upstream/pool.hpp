@@ -4,9 +4,11 @@
 // backoff, and failover.
 //
 // Guarantees (all state is owned by the event loop; no locks):
-// - At most max_in_flight_per_entry exchanges run against an entry at once.
+// - At most the entry transport's capacity() (never above
+//   max_in_flight_per_entry) exchanges run against an entry at once.
 //   Concurrent callers overlap up to that cap (the predecessor serialized
-//   them: the field defect).
+//   them: the field defect). When the capacity grows the transport says so
+//   and the FIFO is pumped.
 // - Beyond the cap, callers wait in the entry's FIFO in arrival order. The
 //   queue depth is exact. A waiter is counted in queued_total and
 //   queued_seconds_total when it leaves the queue, whether by acquiring
@@ -74,6 +76,7 @@ struct EntrySnapshot {
   std::string kind;
   int priority = 0;
   std::uint32_t slots = 0;
+  std::uint32_t capacity = 0;  // admission cap now (Transport::capacity)
   std::uint32_t in_flight = 0;
   std::uint32_t peak_in_flight = 0;  // tests only
   std::uint32_t queue_depth = 0;
@@ -122,6 +125,7 @@ class Pool {
   void attempt_failed(Request& r, Cause c, std::string detail);
   void release(std::size_t e);
   void pump(std::size_t e);
+  std::size_t admission_cap(std::size_t e) const;
   void leave_queue(Request& r);
   // Settles the request with this outcome (ok when cause is Cause::ok) and
   // delivers it from the loop.

@@ -101,6 +101,28 @@ class Transport {
   virtual TransportStats stats() const = 0;
   // "dot" or "doh".
   virtual const char* kind() const = 0;
+
+  // Capacity: how many exchanges this transport can actually run at once
+  // (connections x the streams each may carry), the pool's admission cap
+  // for the entry. Anything the pool admits beyond it would wait inside the
+  // transport (e.g. in curl's pending list), invisible to the queue-depth
+  // gauge and to the FIFO's fairness: the field defect's hidden queue. It
+  // may shrink when the transport learns a limit (new admissions then wait
+  // in the FIFO; exchanges already running are not disturbed) and grow;
+  // when it grows the transport calls the listener so the pool pumps its
+  // FIFO. Never above max_in_flight_per_entry, never below 1.
+  virtual std::size_t capacity() const { return max_in_flight_per_entry; }
+  void on_capacity_grew(std::function<void()> listener) { capacity_grew_ = std::move(listener); }
+
+ protected:
+  // For transports: call after capacity() increased. Never from inside
+  // start() or cancel() (the pool may be in the middle of admitting).
+  void capacity_grew() {
+    if (capacity_grew_) capacity_grew_();
+  }
+
+ private:
+  std::function<void()> capacity_grew_;
 };
 
 }  // namespace nxdns::upstream

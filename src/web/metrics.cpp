@@ -161,6 +161,10 @@ void render_upstreams(Doc& d, const std::vector<const EntrySnapshot*>& ups) {
   per_upstream(d, ups, "nxdns_upstream_slots", "gauge",
                "Compiled connection slots per upstream (DoT: TLS sessions; DoH: connection allowance).",
                [](const EntrySnapshot& s) { return std::to_string(s.slots); });
+  per_upstream(d, ups, "nxdns_upstream_capacity", "gauge",
+               "Exchanges the transport can run at once now (DoH: connections x streams the server allows); "
+               "the pool admits up to this many, callers beyond it queue.",
+               [](const EntrySnapshot& s) { return std::to_string(s.capacity); });
   per_upstream(d, ups, "nxdns_upstream_queue_depth", "gauge",
                "Callers waiting in this upstream's FIFO for capacity right now (exact).",
                [](const EntrySnapshot& s) { return std::to_string(s.queue_depth); });

@@ -155,6 +155,7 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   for (const auto& l : {la, lb, lc}) {
     k.expect("nxdns_upstream_max_in_flight{" + l + "}", 64);
     k.expect("nxdns_upstream_slots{" + l + "}", 8);
+    k.expect("nxdns_upstream_capacity{" + l + "}", 64);
   }
   k.expect("nxdns_upstream_queue_depth{" + la + "}", 3);
   k.expect("nxdns_upstream_queue_depth{" + lb + "}", 0);
@@ -314,7 +315,7 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   STRCMP_EQUAL("counter", e.types.at("nxdns_upstream_tls_handshakes_total").c_str());
   STRCMP_EQUAL("gauge", e.types.at("nxdns_upstream_queue_depth").c_str());
   STRCMP_EQUAL("counter", e.types.at("nxdns_upstream_queued_total").c_str());
-  LONGS_EQUAL(36, e.families.size());  // 33 + the three TLS handshake families
+  LONGS_EQUAL(37, e.families.size());  // 33 + the three TLS handshake families + nxdns_upstream_capacity
 
   // The three answers reached their callers; everything else is still in
   // flight or queued.
