@@ -38,6 +38,7 @@ struct Pool::Request {
   std::list<Ticket>::iterator queue_pos;
   loop::TimePoint queued_at{};
   Transport::ExchangeId exchange = 0;
+  Health::ProbeToken probe = 0;  // of the attempt in flight
   loop::TimePoint attempt_started{};
   loop::Timer timer;  // attempt budget, then the deferred delivery
   std::uint32_t attempts = 0;
@@ -79,7 +80,7 @@ Pool::Ticket Pool::submit(dns::Bytes query, Done done) {
 bool Pool::other_healthy_candidate(const Request& r, std::size_t except) const {
   const auto now = sched_.now();
   for (std::size_t e = 0; e < entries_.size(); ++e) {
-    if (e != except && !r.tried[e] && !entries_[e]->health.in_backoff(now)) return true;
+    if (e != except && !r.tried[e] && entries_[e]->health.admits(now)) return true;
   }
   return false;
 }
@@ -87,9 +88,10 @@ bool Pool::other_healthy_candidate(const Request& r, std::size_t except) const {
 void Pool::advance(Request& r) {
   r.phase = Request::Phase::choosing;
   const auto now = sched_.now();
-  // First pass: untried entries not in backoff, in priority order.
+  // First pass: untried entries that admit a new exchange (not in backoff,
+  // not half-open with the probe taken), in priority order.
   for (std::size_t e = 0; e < entries_.size(); ++e) {
-    if (!r.tried[e] && !entries_[e]->health.in_backoff(now)) {
+    if (!r.tried[e] && entries_[e]->health.admits(now)) {
       r.chosen_healthy = true;
       try_acquire(r, e);
       return;
@@ -140,6 +142,7 @@ void Pool::start_attempt(Request& r, std::size_t e) {
   ++en.in_flight;
   en.peak_in_flight = std::max(en.peak_in_flight, en.in_flight);
   r.attempt_started = sched_.now();
+  r.probe = en.health.exchange_started(r.attempt_started);
   const Ticket t = r.ticket;
   r.exchange = en.transport->start(r.query, [this, t](ExchangeResult&& res) { on_completion(t, std::move(res)); });
   r.timer.arm(opts_.attempt_budget, [this, t] { on_attempt_timeout(t); });
@@ -161,7 +164,7 @@ void Pool::pump(std::size_t e) {
     leave_queue(r);
     // Re-check health after the wait: an entry that went into backoff while
     // this request queued is skipped if something healthy remains.
-    if (r.chosen_healthy && en.health.in_backoff(sched_.now()) && other_healthy_candidate(r, e)) {
+    if (r.chosen_healthy && !en.health.admits(sched_.now()) && other_healthy_candidate(r, e)) {
       advance(r);
       continue;
     }
@@ -193,11 +196,12 @@ void Pool::on_completion(Ticket t, ExchangeResult&& res) {
   if (res.cause == Cause::cancelled) {
     // The transport was shut down under us (close_all): not the upstream's
     // fault, and nothing else should be tried.
+    en.health.exchange_abandoned(r.probe);
     finish(r, en.index, Cause::cancelled, std::move(res.detail));
     release(e);
     return;
   }
-  en.health.record_failure(sched_.now());
+  en.health.record_failure(sched_.now(), r.probe);
   attempt_failed(r, res.cause, std::move(res.detail));
   release(e);
 }
@@ -218,7 +222,7 @@ void Pool::on_attempt_timeout(Ticket t) {
     AttemptReport rep{en.index, &en.label, Cause::attempt_timeout, &detail, opts_.attempt_budget};
     opts_.on_attempt(rep);
   }
-  en.health.record_failure(sched_.now());
+  en.health.record_failure(sched_.now(), r.probe);
   attempt_failed(r, Cause::attempt_timeout, std::move(detail));
   release(e);
 }
@@ -262,6 +266,7 @@ void Pool::cancel(Ticket t) {
       break;
     case Request::Phase::in_flight:
       entries_[r.entry]->transport->cancel(r.exchange);
+      entries_[r.entry]->health.exchange_abandoned(r.probe);
       release(r.entry);
       break;
     case Request::Phase::choosing:

@@ -13,9 +13,10 @@
 //   capacity or by being cancelled (the total budget running out in the queue
 //   is precisely the failure worth counting).
 // - Failover walks entries in priority order, each at most once per request.
-//   An entry in backoff is skipped on the first pass, re-checked when a waiter
-//   acquires capacity at it, and used as a last resort when nothing healthy is
-//   left.
+//   An entry in backoff (or half-open with its one probe already running,
+//   health.hpp) is skipped on the first pass, re-checked when a waiter
+//   acquires capacity at it, and used as a last resort when nothing healthy
+//   is left.
 // - Each attempt is bounded by the attempt budget; the caller's total budget
 //   is enforced by the caller through cancel(), which leaves the queue or
 //   frees the capacity cleanly.

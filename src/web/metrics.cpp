@@ -162,7 +162,7 @@ void render_upstreams(Doc& d, const std::vector<const EntrySnapshot*>& ups) {
   d.family("nxdns_upstream_health", "gauge",
            "Health state of this upstream: 1 for the current state, 0 for the others.");
   for (const auto* s : ups) {
-    for (auto st : {HealthState::healthy, HealthState::failing, HealthState::backoff}) {
+    for (auto st : {HealthState::healthy, HealthState::failing, HealthState::backoff, HealthState::probing}) {
       d.sample("nxdns_upstream_health", join(upstream_labels(*s), label("state", upstream::describe(st))),
                std::string(s->health == st ? "1" : "0"));
     }

@@ -184,7 +184,7 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
 
   // Health: A failing (one failure since its last success), B in backoff
   // with 0.9 s left, C healthy.
-  const char* states[] = {"healthy", "failing", "backoff"};
+  const char* states[] = {"healthy", "failing", "backoff", "probing"};
   const std::pair<std::string, const char*> health[] = {{la, "failing"}, {lb, "backoff"}, {lc, "healthy"}};
   for (const auto& [l, cur] : health) {
     for (const char* st : states) {
