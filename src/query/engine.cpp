@@ -74,7 +74,13 @@ Engine::Result Engine::submit(dns::ByteView packet, Protocol proto, ReplyFn repl
     ++counters_.budget_exhausted;
     complete(id, dns::make_error_reply(c.raw, c.parsed, dns::Rcode::servfail));
   });
-  cq.ticket = pool_.submit(cq.raw, [this, id](upstream::PoolOutcome&& out) {
+  // The pool learns the same deadline, so that no attempt outlives the budget
+  // and an attempt timeout can be followed by one more while time is left.
+  // An outcome with error_answer set (every upstream answered SERVFAIL,
+  // REFUSED, ...) is ok: it is an upstream's answer and takes the same path
+  // to the client as any other.
+  const loop::TimePoint deadline = sched_.now() + opts_.total_budget;
+  cq.ticket = pool_.submit(cq.raw, deadline, [this, id](upstream::PoolOutcome&& out) {
     auto it = live_.find(id);
     if (it == live_.end()) return;
     ClientQuery& c = *it->second;

@@ -188,6 +188,21 @@ void render_upstreams(Doc& d, const std::vector<const EntrySnapshot*>& ups) {
     }
   }
 
+  // The four RCODEs a resolver sends to a well-formed query, and the rest
+  // (meaningless in an answer to a QUERY) summed, so the series set is fixed.
+  d.family("nxdns_upstream_error_answers_total", "counter",
+           "Answers whose RCODE sent the query on to the next upstream (counted as outcome error_answer), by "
+           "RCODE. Only REFUSED, NOTIMP, FORMERR and other count against health; SERVFAIL does not.");
+  for (const auto* s : ups) {
+    std::uint64_t other = 0;
+    for (std::size_t rc = 6; rc < s->error_answers.size(); ++rc) other += s->error_answers[rc];
+    for (std::size_t rc : {1, 2, 4, 5}) {  // FORMERR, SERVFAIL, NOTIMP, REFUSED
+      d.sample("nxdns_upstream_error_answers_total", join(upstream_labels(*s), label("rcode", rcode_names[rc])),
+               s->error_answers[rc]);
+    }
+    d.sample("nxdns_upstream_error_answers_total", join(upstream_labels(*s), label("rcode", "OTHER")), other);
+  }
+
   d.family("nxdns_upstream_latency_seconds", "histogram",
            "Duration of successful attempts against this upstream (dial included when one was needed).");
   for (const auto* s : ups) {

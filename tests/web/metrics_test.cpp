@@ -212,6 +212,13 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
     k.expect("nxdns_upstream_attempts_total{" + lc + o, 0);
   }
 
+  // No error answers here (ErrorAnswersAreCountedByRcode gives them values).
+  for (const auto& l : {la, lb, lc}) {
+    for (const char* rcode : {"FORMERR", "SERVFAIL", "NOTIMP", "REFUSED", "OTHER"}) {
+      k.expect("nxdns_upstream_error_answers_total{" + l + ",rcode=\"" + rcode + "\"}", 0);
+    }
+  }
+
   // Latency: A's three answers all took 0.25 s (bucket le="0.25" counts
   // them, cumulatively upward); the others have none.
   for (std::size_t i = 0; i < sizeof bucket_le / sizeof bucket_le[0]; ++i) {
@@ -275,7 +282,7 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   STRCMP_EQUAL("histogram", e.types.at("nxdns_upstream_latency_seconds").c_str());
   STRCMP_EQUAL("gauge", e.types.at("nxdns_upstream_queue_depth").c_str());
   STRCMP_EQUAL("counter", e.types.at("nxdns_upstream_queued_total").c_str());
-  LONGS_EQUAL(33, e.families.size());
+  LONGS_EQUAL(34, e.families.size());
 
   // The three answers reached their callers; everything else is still in
   // flight or queued.
@@ -361,4 +368,45 @@ TEST(Metrics, PassesPromtoolCheckMetrics) {
   ::unlink(path);
   ::unlink((std::string(path) + ".out").c_str());
   if (rc != 0) FAIL(("promtool check metrics failed: " + msg).c_str());
+}
+
+TEST(Metrics, ErrorAnswersAreCountedByRcodeAndHalfOpenIsVisible) {
+  test::FakeScheduler sched;
+  auto t = std::make_unique<test::StatsTransport>();
+  auto* T = t.get();
+  std::vector<upstream::EntrySpec> specs;
+  specs.push_back({0, "tls://192.0.2.30:853", 0, std::move(t)});
+  upstream::Pool pool(sched, std::move(specs), upstream::PoolOptions{});
+  auto with_rcode = [](std::uint8_t rc) {
+    return [rc](const dns::Bytes& q) {
+      dns::Bytes r = q;
+      r[2] |= 0x80;
+      r[3] = static_cast<std::uint8_t>((r[3] & 0xF0) | rc);
+      return r;
+    };
+  };
+  // A lone upstream: each error answer is also the best one, relayed.
+  for (std::uint8_t rc : {5, 2, 2, 9, 9}) {
+    pool.submit(a_query(), [](upstream::PoolOutcome&&) {});
+    CHECK_TRUE(T->fake.respond_oldest(with_rcode(rc)));
+  }
+  sched.run_ready();
+  sched.advance(1s);  // REFUSED + NOTAUTH backed it off for 1 s; now half-open
+
+  web::MetricsInput in;
+  in.upstreams = pool.snapshot();
+  const auto e = test::parse_exposition(web::render_metrics(in));
+  for (const auto& err : e.errors) FAIL(err.c_str());
+  Checker k{e, {}};
+  const std::string l = U(0, "tls://192.0.2.30:853");
+  const std::pair<const char*, std::uint64_t> want[] = {
+      {"FORMERR", 0}, {"SERVFAIL", 2}, {"NOTIMP", 0}, {"REFUSED", 1}, {"OTHER", 2}};
+  for (const auto& [rcode, n] : want) {
+    k.expect("nxdns_upstream_error_answers_total{" + l + ",rcode=\"" + rcode + "\"}", n);
+  }
+  k.expect("nxdns_upstream_attempts_total{" + l + ",outcome=\"error_answer\"}", 5);
+  k.expect("nxdns_upstream_attempts_total{" + l + ",outcome=\"ok\"}", 0);
+  k.expect("nxdns_upstream_health{" + l + ",state=\"probing\"}", "1");
+  k.expect("nxdns_upstream_health{" + l + ",state=\"backoff\"}", "0");
+  k.expect("nxdns_upstream_backoffs_total{" + l + "}", 1);
 }
