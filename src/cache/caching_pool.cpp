@@ -130,7 +130,7 @@ void CachingPool::start_flight(const Key& key, dns::ByteView query, std::vector<
   // The newest flight is the one to join: an older, full one stays full.
   joinable_[key.packed] = id;
   f.lifetime.arm(opts_.exchange_budget, [this, id] { on_flight_expired(id); });
-  f.ticket = pool_.submit(f.query, [this, id](upstream::PoolOutcome&& out) { on_flight_done(id, std::move(out)); });
+  f.ticket = pool_.submit(f.query, sched_.now() + opts_.exchange_budget, [this, id](upstream::PoolOutcome&& out) { on_flight_done(id, std::move(out)); });
 }
 
 std::unique_ptr<CachingPool::Flight> CachingPool::take_flight(FlightId id) {

@@ -22,8 +22,10 @@ class Engine::ClientQuery {
 Engine::Engine(loop::Scheduler& sched, upstream::Pool& pool, EngineOptions opts, cache::CachingPool* cache)
     : sched_(sched), pool_(pool), opts_(opts), cache_(cache) {}
 
-std::uint64_t Engine::forward(const ClientQuery& cq, upstream::Pool::Done done) {
-  return cache_ ? cache_->submit(cq.parsed, cq.raw, std::move(done)) : pool_.submit(cq.raw, std::move(done));
+std::uint64_t Engine::forward(const ClientQuery& cq, loop::TimePoint deadline, upstream::Pool::Done done) {
+  // A cache flight may serve clients that arrive later than this one, so it
+  // bounds its exchange by its own budget (CachingOptions::exchange_budget).
+  return cache_ ? cache_->submit(cq.parsed, cq.raw, std::move(done)) : pool_.submit(cq.raw, deadline, std::move(done));
 }
 
 void Engine::cancel_forward(std::uint64_t ticket) {
@@ -108,7 +110,13 @@ Engine::Result Engine::submit(dns::ByteView packet, Protocol proto, ReplyFn repl
     ++counters_.budget_exhausted;
     complete(id, dns::make_error_reply(c.raw, c.parsed, dns::Rcode::servfail));
   });
-  cq.ticket = forward(cq, [this, id](upstream::PoolOutcome&& out) {
+  // The pool learns the same deadline, so that no attempt outlives the budget
+  // and an attempt timeout can be followed by one more while time is left.
+  // An outcome with error_answer set (every upstream answered SERVFAIL,
+  // REFUSED, ...) is ok: it is an upstream's answer and takes the same path
+  // to the client as any other.
+  const loop::TimePoint deadline = sched_.now() + opts_.total_budget;
+  cq.ticket = forward(cq, deadline, [this, id](upstream::PoolOutcome&& out) {
     auto it = live_.find(id);
     if (it == live_.end()) return;
     ClientQuery& c = *it->second;

@@ -98,7 +98,7 @@ class Engine {
   // The cache hook: the one place a query is handed on, and the one place
   // it is taken back. A cache answer arrives as a PoolOutcome like a fresh
   // one and takes the same delivery step.
-  std::uint64_t forward(const ClientQuery& cq, upstream::Pool::Done done);
+  std::uint64_t forward(const ClientQuery& cq, loop::TimePoint deadline, upstream::Pool::Done done);
   void cancel_forward(std::uint64_t ticket);
 
   loop::Scheduler& sched_;

@@ -18,6 +18,7 @@ const char* describe(Cause c) {
     case Cause::response_too_large: return "response_too_large";
     case Cause::http_status: return "http_status";
     case Cause::bad_content_type: return "bad_content_type";
+    case Cause::error_answer: return "error_answer";
     case Cause::attempt_timeout: return "attempt_timeout";
     case Cause::local_resource: return "local_resource";
     case Cause::cancelled: return "cancelled";

@@ -42,6 +42,9 @@ enum class Cause : std::uint8_t {
   response_too_large,
   http_status,       // DoH: non-2xx
   bad_content_type,  // DoH: not application/dns-message
+  error_answer,      // a valid answer whose RCODE sends the query elsewhere
+                     // (REFUSED, SERVFAIL, ...: answer_verdict.hpp). Set by
+                     // the pool, never by a transport.
   // Ours.
   attempt_timeout,   // the pool's per-attempt budget ran out
   local_resource,    // fd limit, memory, socket() failed

@@ -214,7 +214,7 @@ void render_upstreams(Doc& d, const std::vector<const EntrySnapshot*>& ups) {
   d.family("nxdns_upstream_health", "gauge",
            "Health state of this upstream: 1 for the current state, 0 for the others.");
   for (const auto* s : ups) {
-    for (auto st : {HealthState::healthy, HealthState::failing, HealthState::backoff}) {
+    for (auto st : {HealthState::healthy, HealthState::failing, HealthState::backoff, HealthState::probing}) {
       d.sample("nxdns_upstream_health", join(upstream_labels(*s), label("state", upstream::describe(st))),
                std::string(s->health == st ? "1" : "0"));
     }
@@ -238,6 +238,21 @@ void render_upstreams(Doc& d, const std::vector<const EntrySnapshot*>& ups) {
                join(upstream_labels(*s), label("outcome", upstream::describe(static_cast<Cause>(c)))),
                s->outcomes[c]);
     }
+  }
+
+  // The four RCODEs a resolver sends to a well-formed query, and the rest
+  // (meaningless in an answer to a QUERY) summed, so the series set is fixed.
+  d.family("nxdns_upstream_error_answers_total", "counter",
+           "Answers whose RCODE sent the query on to the next upstream (counted as outcome error_answer), by "
+           "RCODE. Only REFUSED, NOTIMP, FORMERR and other count against health; SERVFAIL does not.");
+  for (const auto* s : ups) {
+    std::uint64_t other = 0;
+    for (std::size_t rc = 6; rc < s->error_answers.size(); ++rc) other += s->error_answers[rc];
+    for (std::size_t rc : {1, 2, 4, 5}) {  // FORMERR, SERVFAIL, NOTIMP, REFUSED
+      d.sample("nxdns_upstream_error_answers_total", join(upstream_labels(*s), label("rcode", rcode_names[rc])),
+               s->error_answers[rc]);
+    }
+    d.sample("nxdns_upstream_error_answers_total", join(upstream_labels(*s), label("rcode", "OTHER")), other);
   }
 
   d.family("nxdns_upstream_latency_seconds", "histogram",

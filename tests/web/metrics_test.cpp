@@ -219,7 +219,7 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
 
   // Health: A failing (one failure since its last success), B in backoff
   // with 0.9 s left, C healthy.
-  const char* states[] = {"healthy", "failing", "backoff"};
+  const char* states[] = {"healthy", "failing", "backoff", "probing"};
   const std::pair<std::string, const char*> health[] = {{la, "failing"}, {lb, "backoff"}, {lc, "healthy"}};
   for (const auto& [l, cur] : health) {
     for (const char* st : states) {
@@ -245,6 +245,13 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
     k.expect("nxdns_upstream_attempts_total{" + la + o, want_a);
     k.expect("nxdns_upstream_attempts_total{" + lb + o, want_b);
     k.expect("nxdns_upstream_attempts_total{" + lc + o, 0);
+  }
+
+  // No error answers here (ErrorAnswersAreCountedByRcode gives them values).
+  for (const auto& l : {la, lb, lc}) {
+    for (const char* rcode : {"FORMERR", "SERVFAIL", "NOTIMP", "REFUSED", "OTHER"}) {
+      k.expect("nxdns_upstream_error_answers_total{" + l + ",rcode=\"" + rcode + "\"}", 0);
+    }
   }
 
   // Latency: A's three answers all took 0.25 s (bucket le="0.25" counts
@@ -315,7 +322,7 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   STRCMP_EQUAL("counter", e.types.at("nxdns_upstream_tls_handshakes_total").c_str());
   STRCMP_EQUAL("gauge", e.types.at("nxdns_upstream_queue_depth").c_str());
   STRCMP_EQUAL("counter", e.types.at("nxdns_upstream_queued_total").c_str());
-  LONGS_EQUAL(37, e.families.size());  // 33 + the three TLS handshake families + nxdns_upstream_capacity
+  LONGS_EQUAL(38, e.families.size());  // 33 + three TLS handshake families + capacity + error answers
 
   // The three answers reached their callers; everything else is still in
   // flight or queued.
@@ -408,4 +415,45 @@ TEST(Metrics, PassesPromtoolCheckMetrics) {
   ::unlink(path);
   ::unlink((std::string(path) + ".out").c_str());
   if (rc != 0) FAIL(("promtool check metrics failed: " + msg).c_str());
+}
+
+TEST(Metrics, ErrorAnswersAreCountedByRcodeAndHalfOpenIsVisible) {
+  test::FakeScheduler sched;
+  auto t = std::make_unique<test::StatsTransport>();
+  auto* T = t.get();
+  std::vector<upstream::EntrySpec> specs;
+  specs.push_back({0, "tls://192.0.2.30:853", 0, std::move(t)});
+  upstream::Pool pool(sched, std::move(specs), upstream::PoolOptions{});
+  auto with_rcode = [](std::uint8_t rc) {
+    return [rc](const dns::Bytes& q) {
+      dns::Bytes r = q;
+      r[2] |= 0x80;
+      r[3] = static_cast<std::uint8_t>((r[3] & 0xF0) | rc);
+      return r;
+    };
+  };
+  // A lone upstream: each error answer is also the best one, relayed.
+  for (std::uint8_t rc : {5, 2, 2, 9, 9}) {
+    pool.submit(a_query(), [](upstream::PoolOutcome&&) {});
+    CHECK_TRUE(T->fake.respond_oldest(with_rcode(rc)));
+  }
+  sched.run_ready();
+  sched.advance(1s);  // REFUSED + NOTAUTH backed it off for 1 s; now half-open
+
+  web::MetricsInput in;
+  in.upstreams = pool.snapshot();
+  const auto e = test::parse_exposition(web::render_metrics(in));
+  for (const auto& err : e.errors) FAIL(err.c_str());
+  Checker k{e, {}};
+  const std::string l = U(0, "tls://192.0.2.30:853");
+  const std::pair<const char*, std::uint64_t> want[] = {
+      {"FORMERR", 0}, {"SERVFAIL", 2}, {"NOTIMP", 0}, {"REFUSED", 1}, {"OTHER", 2}};
+  for (const auto& [rcode, n] : want) {
+    k.expect("nxdns_upstream_error_answers_total{" + l + ",rcode=\"" + rcode + "\"}", n);
+  }
+  k.expect("nxdns_upstream_attempts_total{" + l + ",outcome=\"error_answer\"}", 5);
+  k.expect("nxdns_upstream_attempts_total{" + l + ",outcome=\"ok\"}", 0);
+  k.expect("nxdns_upstream_health{" + l + ",state=\"probing\"}", "1");
+  k.expect("nxdns_upstream_health{" + l + ",state=\"backoff\"}", "0");
+  k.expect("nxdns_upstream_backoffs_total{" + l + "}", 1);
 }

@@ -64,6 +64,10 @@ TEST(HealthStatus, OkWhenAnyUpstreamIsHealthy) {
 TEST(HealthStatus, DegradedWhenNoneIsHealthyButNotAllBackOff) {
   CHECK(web::Status::degraded == web::overall_status({snap(0, HealthState::failing)}));
   CHECK(web::Status::degraded == web::overall_status({snap(0, HealthState::backoff), snap(1, HealthState::failing)}));
+  // Half-open: its backoff ended and a probe is let through, so it is being
+  // tried again, but nothing has worked yet.
+  CHECK(web::Status::degraded == web::overall_status({snap(0, HealthState::probing)}));
+  CHECK(web::Status::degraded == web::overall_status({snap(0, HealthState::backoff), snap(1, HealthState::probing)}));
 }
 
 TEST(HealthStatus, DownWhenEveryUpstreamBacksOffOrThereIsNone) {
