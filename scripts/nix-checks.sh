@@ -156,7 +156,8 @@ fi
 flake_failed=0
 if [ -n "${libdir:-}" ]; then
   tmp=$(mktemp -d)
-  trap 'rm -rf "$tmp"' EXIT
+  # The lib may be a read-only copy (CI's shared/): make the copy removable.
+  trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
   mkdir -p "$tmp/nixpkgs" "$tmp/src"
   cp "$ROOT/tests/nix/stubs/nixpkgs-flake/flake.nix" "$ROOT/tests/nix/stubs/pkgs.nix" "$tmp/nixpkgs/"
   cp -r "$libdir" "$tmp/nixpkgs/lib"
