@@ -22,6 +22,7 @@ Daemon::~Daemon() {
   signals_.clear();
   tcp_.clear();
   udp_.clear();
+  clock_watch_.reset();  // its timer lives on the scheduler
   engine_.reset();
   pool_.reset();
   diag_.reset();
@@ -64,6 +65,17 @@ std::unique_ptr<Daemon> Daemon::create(const config::Config& cfg, const Transpor
   po.on_attempt = [diag = d->diag_.get()](const upstream::AttemptReport& r) { diag->on_attempt(r); };
   d->pool_ = std::make_unique<upstream::Pool>(*d->sched_, std::move(entries), std::move(po));
   d->engine_ = std::make_unique<query::Engine>(*d->sched_, *d->pool_, query::EngineOptions{cfg.budgets.total});
+  // A certificate check failed under a wrong clock (no RTC, NTP not there
+  // yet) is retried as soon as the clock is set, not after the backoff.
+  d->clock_watch_ = std::make_unique<loop::ClockStepWatcher>(*d->sched_, [pool = d->pool_.get()](loop::Duration step) {
+    const auto reset = pool->clock_stepped();
+    const double s = std::chrono::duration<double>(step).count();
+    std::string which;
+    for (const auto i : reset) which += log::cat(which.empty() ? "" : ", ", i);
+    log::info("clock stepped by ", s > 0 ? "+" : "", s, " s; ",
+              reset.empty() ? std::string("no upstream was failing a certificate check")
+                            : log::cat("certificate checks retried now for upstream(s) ", which));
+  });
 
   for (const auto& ep : cfg.listen) {
     std::string err;

@@ -15,6 +15,7 @@
 #include "app/transport_factory.hpp"
 #include "config/config.hpp"
 #include "diag/diagnostics.hpp"
+#include "loop/clock_step.hpp"
 #include "loop/event_handles.hpp"
 #include "loop/loop_scheduler.hpp"
 #include "query/engine.hpp"
@@ -67,6 +68,8 @@ class Daemon {
   std::unique_ptr<diag::Diagnostics> diag_;
   std::unique_ptr<upstream::Pool> pool_;
   std::unique_ptr<query::Engine> engine_;
+  // After the pool it resets (clock steps retry certificate checks).
+  std::unique_ptr<loop::ClockStepWatcher> clock_watch_;
   server::ListenerState listener_state_;
   std::vector<std::unique_ptr<server::UdpListener>> udp_;
   std::vector<std::unique_ptr<server::TcpListener>> tcp_;

@@ -19,6 +19,12 @@ void Health::record_success() {
   backoff_until_ = {};
 }
 
+void Health::forget_failures() {
+  consecutive_failures_ = 0;
+  backoff_steps_ = 0;
+  backoff_until_ = {};
+}
+
 void Health::record_failure(loop::TimePoint now) {
   ++consecutive_failures_;
   if (consecutive_failures_ < policy_.failure_threshold) return;

@@ -194,6 +194,11 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   k.expect("nxdns_upstream_backoff_seconds{" + la + "}", "0");
   k.expect("nxdns_upstream_backoff_seconds{" + lb + "}", "0.9");
   k.expect("nxdns_upstream_backoff_seconds{" + lc + "}", "0");
+  // No attempt failed for the clock here (certificate_clock_behind is
+  // pinned in status_test and tests/integration/certificate_clock.sh).
+  k.expect("nxdns_upstream_certificate_clock_behind{" + la + "}", "0");
+  k.expect("nxdns_upstream_certificate_clock_behind{" + lb + "}", "0");
+  k.expect("nxdns_upstream_certificate_clock_behind{" + lc + "}", "0");
   k.expect("nxdns_upstream_consecutive_failures{" + la + "}", 1);
   k.expect("nxdns_upstream_consecutive_failures{" + lb + "}", 2);
   k.expect("nxdns_upstream_consecutive_failures{" + lc + "}", 0);
@@ -275,7 +280,7 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   STRCMP_EQUAL("histogram", e.types.at("nxdns_upstream_latency_seconds").c_str());
   STRCMP_EQUAL("gauge", e.types.at("nxdns_upstream_queue_depth").c_str());
   STRCMP_EQUAL("counter", e.types.at("nxdns_upstream_queued_total").c_str());
-  LONGS_EQUAL(33, e.families.size());
+  LONGS_EQUAL(34, e.families.size());
 
   // The three answers reached their callers; everything else is still in
   // flight or queued.
