@@ -66,10 +66,16 @@ if [ "${#files[@]}" = 0 ]; then
   exit 1
 fi
 
-# Nix 2.8 (Debian 12) has no builtins.readFileType, which lib.fileset needs;
-# the flake must evaluate there, so the tree must not use it.
-if grep -nE '^[^#]*lib\.fileset' "${files[@]}"; then
-  echo "lib.fileset is used above: Nix 2.8 cannot evaluate it (use lib.cleanSourceWith)"
+# Nix 2.8 (Debian 12) lacks one builtin that nixpkgs lib 26.11 calls without
+# a fallback: builtins.readFileType (Nix 2.14). Found by comparing the
+# builtins the lib names with `builtins.attrNames builtins` of this Nix:
+# also missing are builtins.warn (lib.warn falls back to trace) and nothing
+# else. readFileType is lib.filesystem.pathType, so lib.fileset,
+# lib.pathIsDirectory / pathIsRegularFile and lib.sources' git helpers
+# (commitIdFromGitRepo, pathIsGitRepo) throw on Nix 2.8. The flake must
+# evaluate there, so the tree must not call them.
+if grep -nE '^[^#]*(lib\.fileset|readFileType|pathType|pathIsDirectory|pathIsRegularFile|commitIdFromGitRepo|pathIsGitRepo)' "${files[@]}"; then
+  echo "a lib function that needs builtins.readFileType is used above: Nix 2.8 cannot evaluate it (use lib.cleanSourceWith, builtins.pathExists)"
   parse_failed=$((parse_failed + 1))
 fi
 
