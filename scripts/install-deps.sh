@@ -32,8 +32,10 @@ readonly E2E_PKGS=(dnsutils knot-dnsutils prometheus iproute2 procps python3 ngh
 # libclang-rt-14-dev, which clang-14 only Recommends; with
 # --no-install-recommends it must be named or -fsanitize=fuzzer fails to link.
 readonly FUZZ_PKGS=(clang-14 libclang-rt-14-dev)
-# nix-instantiate --parse checks the NixOS module syntax.
-readonly LINT_PKGS=(nix-bin)
+# nix-instantiate/nix evaluate the flake, the NixOS module and the Pi
+# profiles; mypy and pyflakes check the VM tests' Python scripts as the NixOS
+# test driver does (scripts/nix-checks.sh).
+readonly LINT_PKGS=(nix-bin python3-mypy python3-pyflakes)
 # bench/run.sh only (never CI): the established forwarders it runs beside
 # nxdns on the same workload, and its measuring tools. Opt-in because the
 # unbound package ships a system service the test suite has no use for.

@@ -36,6 +36,7 @@ Daemon::~Daemon() {
   signals_.clear();
   tcp_.clear();
   udp_.clear();
+  clock_watch_.reset();  // its timer lives on the scheduler
   engine_.reset();
   cache_.reset();
   pool_.reset();
@@ -81,6 +82,17 @@ std::unique_ptr<Daemon> Daemon::create(const config::Config& cfg, const Transpor
   if (cfg.cache.enabled) d->cache_ = std::make_unique<cache::CachingPool>(*d->sched_, *d->pool_, cache_options(cfg));
   d->engine_ =
       std::make_unique<query::Engine>(*d->sched_, *d->pool_, query::EngineOptions{cfg.budgets.total}, d->cache_.get());
+  // A certificate check failed under a wrong clock (no RTC, NTP not there
+  // yet) is retried as soon as the clock is set, not after the backoff.
+  d->clock_watch_ = std::make_unique<loop::ClockStepWatcher>(*d->sched_, [pool = d->pool_.get()](loop::Duration step) {
+    const auto reset = pool->clock_stepped();
+    const double s = std::chrono::duration<double>(step).count();
+    std::string which;
+    for (const auto i : reset) which += log::cat(which.empty() ? "" : ", ", i);
+    log::info("clock stepped by ", s > 0 ? "+" : "", s, " s; ",
+              reset.empty() ? std::string("no upstream was failing a certificate check")
+                            : log::cat("certificate checks retried now for upstream(s) ", which));
+  });
 
   for (const auto& ep : cfg.listen) {
     std::string err;

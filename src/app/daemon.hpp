@@ -16,6 +16,7 @@
 #include "cache/caching_pool.hpp"
 #include "config/config.hpp"
 #include "diag/diagnostics.hpp"
+#include "loop/clock_step.hpp"
 #include "loop/event_handles.hpp"
 #include "loop/loop_scheduler.hpp"
 #include "query/engine.hpp"
@@ -72,6 +73,8 @@ class Daemon {
   // Between the engine and the pool: destroyed after the engine, before the pool.
   std::unique_ptr<cache::CachingPool> cache_;
   std::unique_ptr<query::Engine> engine_;
+  // After the pool it resets (clock steps retry certificate checks).
+  std::unique_ptr<loop::ClockStepWatcher> clock_watch_;
   server::ListenerState listener_state_;
   std::vector<std::unique_ptr<server::UdpListener>> udp_;
   std::vector<std::unique_ptr<server::TcpListener>> tcp_;

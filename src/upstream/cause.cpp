@@ -13,6 +13,7 @@ const char* describe(Cause c) {
     case Cause::connect_failed: return "connect_failed";
     case Cause::handshake_failed: return "handshake_failed";
     case Cause::certificate: return "certificate";
+    case Cause::certificate_clock_behind: return "certificate_clock_behind";
     case Cause::tls_protocol: return "tls_protocol";
     case Cause::bad_response: return "bad_response";
     case Cause::response_too_large: return "response_too_large";

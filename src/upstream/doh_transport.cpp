@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "log/log.hpp"
+#include "upstream/certificate_time.hpp"
 #include "upstream/doh_wire.hpp"
 #include "upstream/retry_decision.hpp"
 #include "upstream/tls_config.hpp"
@@ -25,7 +26,8 @@ constexpr std::size_t query_pad_block = 128;
 constexpr auto warn_repeat_window = std::chrono::seconds(60);
 
 bool is_dial_failure(Cause c) {
-  return c == Cause::connect_failed || c == Cause::handshake_failed || c == Cause::certificate;
+  return c == Cause::connect_failed || c == Cause::handshake_failed || c == Cause::certificate ||
+         c == Cause::certificate_clock_behind;
 }
 
 const char* http_version_name(long v) {
@@ -424,6 +426,15 @@ ExchangeResult DohTransport::evaluate(Exchange& ex, CURLcode rc, bool connected)
   if (rc != CURLE_OK) {
     r.cause = cause_of_curl_error(rc, connected);
     r.detail = ex.errbuf[0] ? log::cat(curl_lib().easy_strerror(rc), ": ", ex.errbuf) : curl_lib().easy_strerror(rc);
+    if (rc == CURLE_PEER_FAILED_VERIFICATION) {
+      // Which check failed (OpenSSL's X509_V_ERR_*): "not yet valid" is this
+      // host's clock, and is reported and retried as such.
+      long verify = 0;
+      if (curl_lib().easy_getinfo(e, CURLINFO_SSL_VERIFYRESULT, &verify) == CURLE_OK) {
+        r.cause = certificate_cause_from_openssl_result(verify);
+        if (r.cause == Cause::certificate_clock_behind) r.detail = log::cat(not_yet_valid_detail(), " [", r.detail, "]");
+      }
+    }
     return r;
   }
   if (ex.body.empty()) {

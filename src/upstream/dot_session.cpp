@@ -16,6 +16,7 @@
 #include <exception>
 
 #include "log/log.hpp"
+#include "upstream/certificate_time.hpp"
 
 namespace nxdns::upstream {
 
@@ -547,7 +548,7 @@ std::string DotSession::certificate_detail() const {
   if (flags & MBEDTLS_X509_BADCERT_CN_MISMATCH) add(log::cat("name mismatch (expected ", params_.tls_name, ")"));
   if (flags & MBEDTLS_X509_BADCERT_NOT_TRUSTED) add(log::cat("chain not trusted by ", tls_.ca_source()));
   if (flags & MBEDTLS_X509_BADCERT_EXPIRED) add("certificate expired");
-  if (flags & MBEDTLS_X509_BADCERT_FUTURE) add("certificate not yet valid (is the clock set?)");
+  if (flags & MBEDTLS_X509_BADCERT_FUTURE) add(not_yet_valid_detail());
   if (flags & MBEDTLS_X509_BADCERT_REVOKED) add("certificate revoked");
 
   char info[512] = {};
@@ -577,8 +578,11 @@ void DotSession::fail_tls(int ret, TlsPhase phase) {
   // that chokes on tickets: the next dial must not offer it again.
   if (phase == TlsPhase::handshake && ticket_offered_) tls_.session_cache().forget();
   TlsFailure f = classify_tls(ret, bio_, phase);
-  if (f.cause == Cause::certificate) f.detail = certificate_detail();
-  if (phase == TlsPhase::handshake && f.cause != Cause::certificate) {
+  if (f.cause == Cause::certificate) {
+    f.cause = certificate_cause_from_mbedtls_flags(mbedtls_ssl_get_verify_result(&ssl_));
+    f.detail = certificate_detail();
+  }
+  if (phase == TlsPhase::handshake && f.cause != Cause::certificate && f.cause != Cause::certificate_clock_behind) {
     f.detail = log::cat("TLS handshake with ", params_.address.to_string(), " (", params_.tls_name, "): ", f.detail);
   }
   fail(f.cause, std::move(f.detail));

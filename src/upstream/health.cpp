@@ -46,6 +46,13 @@ void Health::record_success() {
   probe_ = 0;
 }
 
+void Health::forget_failures() {
+  consecutive_failures_ = 0;
+  backoff_steps_ = 0;
+  backoff_until_ = {};
+  probe_ = 0;
+}
+
 void Health::record_failure(loop::TimePoint now, ProbeToken probe) {
   ++consecutive_failures_;
   if (backoff_steps_ == 0) {

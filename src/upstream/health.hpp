@@ -56,6 +56,10 @@ class Health {
 
   void record_success();
   void record_failure(loop::TimePoint now, ProbeToken probe = 0);
+  // The failures so far are no evidence about the upstream any more (the
+  // clock they were judged by has stepped): healthy again, no backoff. Not
+  // a success: nothing else is counted.
+  void forget_failures();
 
   HealthState state(loop::TimePoint now) const;
   bool in_backoff(loop::TimePoint now) const { return state(now) == HealthState::backoff; }

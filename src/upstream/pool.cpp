@@ -21,6 +21,7 @@ struct Pool::Entry {
   loop::Duration queued_time{};
   std::array<std::uint64_t, cause_count> outcomes{};
   std::array<std::uint64_t, 16> error_answers{};  // by header RCODE
+  Cause last_failure = Cause::ok;
   LatencyHistogram latency;
 
   Entry(EntrySpec&& s, HealthPolicy hp)
@@ -258,6 +259,7 @@ void Pool::on_completion(Ticket t, ExchangeResult&& res) {
   if (res.ok()) {
     en.latency.observe(took);
     en.health.record_success();
+    en.last_failure = Cause::ok;
     finish(r, en.index, Cause::ok, {}, std::move(res.response));
     release(e);
     return;
@@ -271,6 +273,7 @@ void Pool::on_completion(Ticket t, ExchangeResult&& res) {
     return;
   }
   en.health.record_failure(sched_.now(), r.probe);
+  en.last_failure = res.cause;
   attempt_failed(r, res.cause, std::move(res.detail));
   release(e);
 }
@@ -286,6 +289,7 @@ void Pool::error_answer(Request& r, std::uint8_t rcode, dns::Bytes&& response) {
       opts_.on_attempt(rep);
     }
     en.health.record_failure(sched_.now(), r.probe);
+    en.last_failure = Cause::error_answer;
   } else {
     // SERVFAIL says nothing about the upstream's health (answer_verdict.hpp):
     // no failure, no recovery, and a half-open probe is free again.
@@ -329,6 +333,7 @@ void Pool::on_attempt_timeout(Ticket t) {
     opts_.on_attempt(rep);
   }
   en.health.record_failure(sched_.now(), r.probe);
+  en.last_failure = Cause::attempt_timeout;
   attempt_failed(r, Cause::attempt_timeout, std::move(detail));
   release(e);
 }
@@ -402,6 +407,7 @@ std::vector<EntrySnapshot> Pool::snapshot() const {
     s.backoff_remaining = s.health == HealthState::backoff ? en->health.backoff_until() - now : loop::Duration{};
     s.consecutive_failures = en->health.consecutive_failures();
     s.backoffs_total = en->health.backoffs_total();
+    s.last_failure = en->last_failure;
     s.outcomes = en->outcomes;
     s.error_answers = en->error_answers;
     s.latency = en->latency;
@@ -413,6 +419,17 @@ std::vector<EntrySnapshot> Pool::snapshot() const {
 
 void Pool::close_all() {
   for (auto& en : entries_) en->transport->close_all();
+}
+
+std::vector<std::size_t> Pool::clock_stepped() {
+  std::vector<std::size_t> reset;
+  for (auto& en : entries_) {
+    if (en->last_failure != Cause::certificate && en->last_failure != Cause::certificate_clock_behind) continue;
+    en->health.forget_failures();
+    en->last_failure = Cause::ok;
+    reset.push_back(en->index);
+  }
+  return reset;
 }
 
 }  // namespace nxdns::upstream

@@ -100,6 +100,10 @@ struct EntrySnapshot {
   loop::Duration backoff_remaining{};
   std::uint32_t consecutive_failures = 0;
   std::uint64_t backoffs_total = 0;
+  // Cause of the latest failed attempt; ok after a success (or before any
+  // failure). certificate_clock_behind here: the upstream is unusable only
+  // because this host's clock is behind its certificate.
+  Cause last_failure = Cause::ok;
   std::array<std::uint64_t, cause_count> outcomes{};
   // Answers that failed over, by header RCODE (0..15).
   std::array<std::uint64_t, 16> error_answers{};
@@ -135,6 +139,11 @@ class Pool {
   std::size_t requests() const { return requests_.size(); }
   // Shutdown: closes every transport's sessions.
   void close_all();
+  // The wall clock stepped (NTP set it, a person did): every entry whose
+  // latest failure was a certificate check -- judged by the old clock --
+  // forgets its failures and backoff, so the next query verifies again at
+  // once. Returns the configuration indexes of the entries reset.
+  std::vector<std::size_t> clock_stepped();
 
  private:
   struct Entry;

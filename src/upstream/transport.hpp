@@ -36,6 +36,9 @@ enum class Cause : std::uint8_t {
   connect_failed,    // refused, unreachable, dial timeout
   handshake_failed,  // TLS handshake did not complete (not a cert problem)
   certificate,       // chain, validity period or name check failed
+  certificate_clock_behind,  // the only check that failed: the certificate's
+                             // notBefore is after this host's clock (no RTC,
+                             // no NTP yet); retried when the clock steps
   // The peer said or sent something wrong.
   tls_protocol,      // alert, bad record, unexpected message
   bad_response,      // not a valid answer to this query (QR, ID, question)

@@ -219,6 +219,12 @@ void render_upstreams(Doc& d, const std::vector<const EntrySnapshot*>& ups) {
                std::string(s->health == st ? "1" : "0"));
     }
   }
+  per_upstream(d, ups, "nxdns_upstream_certificate_clock_behind", "gauge",
+               "1 while this upstream's latest attempt failed only because this host's clock is behind the "
+               "certificate's notBefore (no RTC, no NTP yet); 0 otherwise.",
+               [](const EntrySnapshot& s) {
+                 return std::string(s.last_failure == upstream::Cause::certificate_clock_behind ? "1" : "0");
+               });
   per_upstream(d, ups, "nxdns_upstream_backoff_seconds", "gauge",
                "Seconds until this upstream's backoff ends (0 when not in backoff).", [](const EntrySnapshot& s) {
                  const double v = std::chrono::duration<double>(s.backoff_remaining).count();

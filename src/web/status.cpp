@@ -71,6 +71,15 @@ std::string render_health(const HealthInput& in) {
     } else {
       w.null();
     }
+    // Why the latest attempt failed (null after a success), and the one
+    // cause an operator fixes on this host, not upstream: its clock.
+    w.key("last_failure");
+    if (s->last_failure == upstream::Cause::ok) {
+      w.null();
+    } else {
+      w.value(upstream::describe(s->last_failure));
+    }
+    w.key("certificate_clock_behind").value(s->last_failure == upstream::Cause::certificate_clock_behind);
     w.key("in_flight").value(s->in_flight);
     w.key("queue_depth").value(s->queue_depth);
     w.key("open_sessions").value(s->transport.open_sessions);

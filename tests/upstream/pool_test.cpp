@@ -622,4 +622,32 @@ TEST(Pool, ACancelledProbeLetsTheNextExchangeProbe) {
   h.submit();
   CHECK_EQUAL(1u, h.fakes[0]->live());  // a new probe, not zero, not a flood
   CHECK_EQUAL(2u, h.fakes[0]->started() - 30);
+// A certificate check judged by a clock that then stepped is no evidence
+// about the upstream: the step clears its failures and backoff (issue 16).
+TEST(Pool, ClockStepForgetsCertificateFailuresOnly) {
+  Harness h({0, 1});
+  for (int i = 0; i < 2; ++i) {
+    h.submit();
+    CHECK_TRUE(h.fakes[0]->fail_oldest(Cause::certificate_clock_behind));
+    h.sched.run_ready();
+    CHECK_TRUE(h.fakes[1]->fail_oldest(Cause::connect_failed));
+    h.sched.run_ready();
+  }
+  CHECK(h.snap(0).health == upstream::HealthState::backoff);
+  CHECK(h.snap(0).last_failure == Cause::certificate_clock_behind);
+  CHECK(h.snap(1).health == upstream::HealthState::backoff);
+
+  const auto reset = h.pool->clock_stepped();
+  CHECK_EQUAL(1u, reset.size());
+  CHECK_EQUAL(0u, reset[0]);
+  CHECK(h.snap(0).health == upstream::HealthState::healthy);
+  CHECK(h.snap(0).last_failure == Cause::ok);
+  CHECK_EQUAL(0u, h.snap(0).consecutive_failures);
+  // A connect failure does not depend on the clock: still in backoff.
+  CHECK(h.snap(1).health == upstream::HealthState::backoff);
+
+  // The next query goes to entry 0 on the first pass again.
+  h.submit();
+  CHECK_EQUAL(1u, h.fakes[0]->live());
+  CHECK_EQUAL(0u, h.fakes[1]->live());
 }

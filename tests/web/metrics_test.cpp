@@ -229,6 +229,11 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   k.expect("nxdns_upstream_backoff_seconds{" + la + "}", "0");
   k.expect("nxdns_upstream_backoff_seconds{" + lb + "}", "0.9");
   k.expect("nxdns_upstream_backoff_seconds{" + lc + "}", "0");
+  // No attempt failed for the clock here (certificate_clock_behind is
+  // pinned in status_test and tests/integration/certificate_clock.sh).
+  k.expect("nxdns_upstream_certificate_clock_behind{" + la + "}", "0");
+  k.expect("nxdns_upstream_certificate_clock_behind{" + lb + "}", "0");
+  k.expect("nxdns_upstream_certificate_clock_behind{" + lc + "}", "0");
   k.expect("nxdns_upstream_consecutive_failures{" + la + "}", 1);
   k.expect("nxdns_upstream_consecutive_failures{" + lb + "}", 2);
   k.expect("nxdns_upstream_consecutive_failures{" + lc + "}", 0);
@@ -322,7 +327,7 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   STRCMP_EQUAL("counter", e.types.at("nxdns_upstream_tls_handshakes_total").c_str());
   STRCMP_EQUAL("gauge", e.types.at("nxdns_upstream_queue_depth").c_str());
   STRCMP_EQUAL("counter", e.types.at("nxdns_upstream_queued_total").c_str());
-  LONGS_EQUAL(38, e.families.size());  // 33 + three TLS handshake families + capacity + error answers
+  LONGS_EQUAL(39, e.families.size());  // 33 + three TLS handshake families + capacity + error answers + clock behind
 
   // The three answers reached their callers; everything else is still in
   // flight or queued.
