@@ -101,10 +101,11 @@ TEST(Burst, EveryGateSitsAboveItsMeasurementAndBelowOneMoreRoundTrip) {
     for (bool tls13 : {true, false}) {
       const GateLimits l = gate_limits(g, tls13);
       CHECK_TRUE(l.max_ratio > l.measured_ratio);
-      CHECK_TRUE(l.max_ratio < l.measured_ratio + 1.0);
+      CHECK_TRUE(l.max_ratio <= l.measured_ratio + 0.5);  // half a round trip at most
       CHECK_TRUE(l.max_staircase > 0 && l.max_staircase <= 0.2);
-      // The design's bar is a TLS 1.3 figure: within one round trip of it.
-      if (tls13 && l.design_target > 0) CHECK_TRUE(l.max_ratio < l.design_target + 1.0);
+      // Never below the design's bar: a gate is what we measured, the bar
+      // is printed beside it.
+      if (l.design_target > 0) CHECK_TRUE(l.max_ratio > l.design_target);
     }
   }
 }
@@ -129,13 +130,14 @@ TEST(Burst, TheWarmGateIsNearTheDesignsBarNotFarAboveIt) {
 
 TEST(Burst, ATls12OnlyLibrarysColdGatesAllowItsOneMoreRoundTrip) {
   // TLS 1.2 costs one more round trip per new session (ratio ~1.0 at the
-  // gates' workload); a warm burst opens none, so its gate is the same.
+  // gates' workload), and mbedTLS 2.28's handshake arithmetic more CPU; a
+  // warm burst opens no session, so its gate stays (within noise).
   for (const auto& g : burst_gates()) {
     const double extra = gate_limits(g, false).max_ratio - gate_limits(g, true).max_ratio;
     if (g.cold)
-      CHECK_TRUE(extra > 0.7 && extra < 1.5);
+      CHECK_TRUE(extra > 0.7 && extra < 2.5);
     else
-      CHECK_TRUE(extra > -0.1 && extra < 0.1);
+      CHECK_TRUE(extra > -0.05 && extra < 0.05);
     DOUBLES_EQUAL(gate_limits(g, true).max_staircase, gate_limits(g, false).max_staircase, 1e-9);
   }
 }
