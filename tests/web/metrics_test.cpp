@@ -75,6 +75,9 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   A->stats_value = {7, 11, 13, 17, 19, 23, "TLSv1.3"};
   B->stats_value = {2, 3, 5, 29, 31, 37, "TLSv1.2"};
   A->stats_value.requeued = 41;
+  A->stats_value.resent = 43;
+  A->stats_value.pipelining = upstream::PipeliningVerdict::serial;
+  B->stats_value.pipelining = upstream::PipeliningVerdict::pipelining;
   C->kind_value = "doh";
   const std::string ua = "tls://192.0.2.10:853", ub = "tls://192.0.2.20:853",
                     uc = "https://dns.example/dns-query";
@@ -178,6 +181,15 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   k.expect("nxdns_upstream_requeued_total{" + la + "}", 41);
   k.expect("nxdns_upstream_requeued_total{" + lb + "}", 0);
   k.expect("nxdns_upstream_requeued_total{" + lc + "}", 0);
+  k.expect("nxdns_upstream_resent_total{" + la + "}", 43);
+  k.expect("nxdns_upstream_resent_total{" + lb + "}", 0);
+  k.expect("nxdns_upstream_resent_total{" + lc + "}", 0);
+  const std::pair<std::string, const char*> verdicts[] = {{la, "serial"}, {lb, "pipelining"}, {lc, "unknown"}};
+  for (const auto& [l, cur] : verdicts) {
+    for (const char* v : {"unknown", "pipelining", "serial"}) {
+      k.expect("nxdns_upstream_pipelining{" + l + ",verdict=\"" + v + "\"}", std::string(v) == cur ? "1" : "0");
+    }
+  }
   k.expect("nxdns_upstream_tls_info{" + la + ",version=\"TLSv1.3\"}", "1");
   k.expect("nxdns_upstream_tls_info{" + lb + ",version=\"TLSv1.2\"}", "1");
   k.expect("nxdns_upstream_tls_info{" + lc + ",version=\"none\"}", "1");
@@ -275,7 +287,7 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   STRCMP_EQUAL("histogram", e.types.at("nxdns_upstream_latency_seconds").c_str());
   STRCMP_EQUAL("gauge", e.types.at("nxdns_upstream_queue_depth").c_str());
   STRCMP_EQUAL("counter", e.types.at("nxdns_upstream_queued_total").c_str());
-  LONGS_EQUAL(33, e.families.size());
+  LONGS_EQUAL(35, e.families.size());
 
   // The three answers reached their callers; everything else is still in
   // flight or queued.
