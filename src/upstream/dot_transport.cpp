@@ -239,7 +239,13 @@ void DotTransport::observe_answer(DotSession& s) {
   log::info("dot ", opts_.label, ": upstream answers pipelined queries ",
             now == PipeliningVerdict::serial ? "one at a time" : "concurrently", " (pipelining verdict: ", describe(now),
             ")");
-  if (now == PipeliningVerdict::serial) resend_serial_tails();
+  if (now != PipeliningVerdict::serial) return;
+  const std::uint64_t before_resent = resent_;
+  resend_serial_tails();
+  if (resent_ > before_resent) {
+    log::info("dot ", opts_.label, ": re-sent ", resent_ - before_resent,
+              " exchange(s) waiting in line on a serial session to other sessions");
+  }
 }
 
 void DotTransport::resend_serial_tails() {

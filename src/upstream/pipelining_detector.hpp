@@ -41,6 +41,10 @@ inline constexpr int verdict_evidence = 2;
 // (a resolver restarted behind the same address, a frontend put in front).
 inline constexpr auto verdict_lifetime = std::chrono::minutes(10);
 
+// Asymmetric on purpose: unknown or pipelining turns serial on two answers
+// one service time apart (or a stall); serial turns pipelining only on an
+// answer that overtook an earlier query, never on answers that merely
+// arrived together (see observe()).
 class PipeliningDetector {
  public:
   void observe(const AnswerTiming& a);

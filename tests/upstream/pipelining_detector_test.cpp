@@ -199,12 +199,29 @@ TEST(PipeliningDetector, AStallIsSerialAtOnce) {
   STRCMP_EQUAL("serial", describe(verdict()));
 }
 
-TEST(PipeliningDetector, VerdictChangesWithTheEvidence) {
+TEST(PipeliningDetector, SerialAnswersReadTogetherDoNotUndoASerialVerdict) {
+  conn.burst(serial(4, 40ms, 10ms));
+  STRCMP_EQUAL("serial", describe(verdict()));
+  // The loop was busy: the next line of serial answers was read in one go.
+  clock.advance(1s);
+  conn.burst(concurrent(6, 100ms));
+  STRCMP_EQUAL("serial", describe(verdict()));
+}
+
+TEST(PipeliningDetector, OvertakingUndoesASerialVerdict) {
   conn.burst(serial(4, 40ms, 10ms));
   STRCMP_EQUAL("serial", describe(verdict()));
   clock.advance(1s);
-  conn.burst(concurrent(6, 40ms));  // a frontend replaced behind the address
+  conn.burst({45ms, 41ms});  // a frontend replaced behind the address
   STRCMP_EQUAL("pipelining", describe(verdict()));
+}
+
+TEST(PipeliningDetector, SpacedAnswersTurnAPipeliningVerdictSerial) {
+  conn.burst(concurrent(6, 40ms));
+  STRCMP_EQUAL("pipelining", describe(verdict()));
+  clock.advance(1s);
+  conn.burst(serial(4, 40ms, 10ms));  // now one at a time
+  STRCMP_EQUAL("serial", describe(verdict()));
 }
 
 TEST(PipeliningDetector, VerdictAgesOut) {
