@@ -362,6 +362,38 @@ TEST(DotTransport, ExchangesNeverWrittenOnAFailedDialFailWhenNothingElseIsUp) {
   LONGS_EQUAL(0, dot->requeued());
 }
 
+TEST(DotTransport, PartialAnswersAreResentOnceLongBeforeTheBudget) {
+  // Issue 15 item 2b: a frontend answering one query per coalesced write.
+  // The exchanges it swallowed are re-sent once on fresh sessions, one
+  // query on the wire per session, and all are answered.
+  test::DotTestServer::Behaviour b;
+  b.answer_first_of_batch = true;
+  start_server(b);
+  make_transport();
+  exchange_ok(1, "first.example");
+  constexpr int n = 12;
+  Outcome out[n];
+  for (int i = 0; i < n; ++i) start(out[i], static_cast<std::uint16_t>(i), log::cat("part", i, ".example"));
+  // Well inside a 2 s attempt budget (the stall deadline is ~100 ms here).
+  run_until(
+      [&] {
+        for (const auto& x : out)
+          if (x.calls == 0) return false;
+        return true;
+      },
+      1500, "every answer");
+  for (int i = 0; i < n; ++i) {
+    if (!out[i].result.ok()) {
+      FAIL(log::cat("exchange ", i, ": ", describe(out[i].result.cause), ": ", out[i].result.detail).c_str());
+    }
+    CHECK_TRUE(answers_name(out[i].result.response, log::cat("part", i, ".example")));
+  }
+  CHECK_TRUE(server->swallowed() >= 1);
+  CHECK_TRUE(dot->resent() >= 1);
+  CHECK_TRUE(dot->resent() <= static_cast<std::uint64_t>(n));  // never more than one duplicate each
+  STRCMP_EQUAL("serial", describe(dot->verdict()));
+}
+
 TEST(DotTransport, ServerCloseOnReusedSessionIsRecoveredByExactlyOneRedial) {
   test::DotTestServer::Behaviour b;
   b.close_on_query_after = 1;  // each connection answers one query, then drops the next
