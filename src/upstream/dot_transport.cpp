@@ -329,10 +329,14 @@ void DotTransport::check_stalls() {
       if (!u.written) continue;
       const auto it = live_.find(u.id);
       if (it == live_.end() || it->second.resent || it->second.duplicate || it->second.session != &s) continue;
-      const auto at = stall_deadline(
+      const auto stall = stall_deadline(
           StallInputs{u.written_at, s.newest_answered_written(), s.last_answer_at(), detector_.latency_floor()});
-      if (!at || *at > now) continue;
-      if (!proven) {
+      if (!stall || stall->at > now) continue;
+      // Left behind by a session that answers its siblings, on an upstream
+      // not proven to pipeline: a frontend that drops part of what it gets.
+      // Merely silent (one slow query, e.g. a resolver's cache miss): only
+      // a duplicate; one slow answer is no reason to stop pipelining.
+      if (!proven && stall->kind == StallKind::left_behind) {
         resend_stalled(s);
         break;
       }

@@ -19,14 +19,14 @@ loop::Duration scaled(std::optional<loop::Duration> floor, int times, loop::Dura
 
 }  // namespace
 
-std::optional<loop::TimePoint> stall_deadline(const StallInputs& in) {
-  std::optional<loop::TimePoint> at;
+std::optional<Stall> stall_deadline(const StallInputs& in) {
+  std::optional<Stall> at;
   if (in.newest_answered_written && in.last_answer && *in.newest_answered_written >= in.written) {
-    at = *in.last_answer + scaled(in.latency_floor, left_behind_rtts, left_behind_min);
+    at = Stall{*in.last_answer + scaled(in.latency_floor, left_behind_rtts, left_behind_min), StallKind::left_behind};
   }
   if (in.latency_floor) {
     const loop::TimePoint silent = in.written + scaled(in.latency_floor, silent_rtts, silent_min);
-    if (!at || silent < *at) at = silent;
+    if (!at || silent < at->at) at = Stall{silent, StallKind::silent};
   }
   return at;
 }

@@ -6,6 +6,7 @@
 // rest would wait out the whole attempt budget and end as SERVFAIL. Past this
 // deadline the exchange is re-sent on a fresh session (once) and the
 // upstream is treated as non-pipelining.
+#include <cstdint>
 #include <optional>
 
 #include "loop/scheduler.hpp"
@@ -28,8 +29,17 @@ struct StallInputs {
   std::optional<loop::Duration> latency_floor;  // the upstream's (PipeliningDetector)
 };
 
-// The moment the exchange counts as stalled, or nullopt while nothing can
-// say so (no answer on the connection and no known latency).
-std::optional<loop::TimePoint> stall_deadline(const StallInputs& in);
+enum class StallKind : std::uint8_t {
+  left_behind,  // the connection answers others written with or after it
+  silent,       // nothing for it, far past the upstream's latency
+};
+struct Stall {
+  loop::TimePoint at;
+  StallKind kind;
+};
+
+// The earlier of the two deadlines, or nullopt while nothing can say so (no
+// answer on the connection and no known latency).
+std::optional<Stall> stall_deadline(const StallInputs& in);
 
 }  // namespace nxdns::upstream

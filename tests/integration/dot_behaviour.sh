@@ -6,6 +6,7 @@
 #     recovered by exactly one redial: answered, two accepts, no warning;
 #   - one length-prefix byte then close on a REUSED session is final: SERVFAIL,
 #     no second accept (no redial after a response byte);
+#   - a reused session gone silent: re-sent once on a fresh session, answered;
 #   - cancellation (budget) closes the session;
 #   - wrong tls_name and an unknown CA are refused with a log line naming the
 #     upstream and the failed check;
@@ -58,17 +59,33 @@ sleep 0.2
 stop_daemon
 pass "prefix byte then close on a reused session: SERVFAIL, no redial"
 
-# -- 4. cancellation by the budget closes the session
+# -- 4a. a reused session gone silent: the exchange is re-sent once on a
+# fresh session well before the budget (issue 15 item 2b) and answered.
 start_fixture hole "$WORK/pki" --black-hole-after 1
 ATTEMPT_MS=800 TOTAL_MS=1500 dot_config "$WORK/hole.yaml" "$ADDR" "$PORT" "$FIX_PORT_hole" "$WORK/pki"
 start_daemon "$WORK/hole.yaml" "$ADDR" "$PORT"
 [ "$(q first.hole.test)" = NOERROR ] || fail "hole: first query"
 t0=$(now_ms)
-[ "$(q second.hole.test)" = SERVFAIL ] || fail "hole: expected SERVFAIL from the budget"
+[ "$(q second.hole.test)" = NOERROR ] || fail "hole: the silent session's query was not re-sent"
 t1=$(now_ms)
-[ $((t1 - t0)) -le 1650 ] || fail "hole: SERVFAIL after $((t1 - t0)) ms, budget 1500 ms (+10%)"
+[ $((t1 - t0)) -lt 800 ] || fail "hole: answered after $((t1 - t0)) ms, want inside the 800 ms attempt budget"
 sleep 0.3
-[ "$(stat "$WORK/hole.stats" closes_by_client)" -ge 1 ] || fail "hole: the cancelled session was not closed by the daemon"
+[ "$(stat "$WORK/hole.stats" accepts)" = 2 ] || fail "hole: accepts = $(stat "$WORK/hole.stats" accepts), want 2 (one re-send)"
+stop_daemon
+pass "silent reused session: query re-sent once on a fresh session, answered in $((t1 - t0)) ms"
+
+# -- 4b. cancellation by the budget closes the session: an answer slower
+# than the budget on every connection (the re-send does not help).
+start_fixture slow "$WORK/pki"
+ATTEMPT_MS=800 TOTAL_MS=1500 dot_config "$WORK/slow.yaml" "$ADDR" "$PORT" "$FIX_PORT_slow" "$WORK/pki"
+start_daemon "$WORK/slow.yaml" "$ADDR" "$PORT"
+[ "$(q first.slow.test)" = NOERROR ] || fail "slow: first query"
+t0=$(now_ms)
+[ "$(q delay-5000.slow.test)" = SERVFAIL ] || fail "slow: expected SERVFAIL from the budget"
+t1=$(now_ms)
+[ $((t1 - t0)) -le 1650 ] || fail "slow: SERVFAIL after $((t1 - t0)) ms, budget 1500 ms (+10%)"
+sleep 0.3
+[ "$(stat "$WORK/slow.stats" closes_by_client)" -ge 1 ] || fail "slow: the cancelled session was not closed by the daemon"
 stop_daemon
 pass "budget cancellation: SERVFAIL in $((t1 - t0)) ms and the session closed"
 
