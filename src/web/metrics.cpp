@@ -152,7 +152,7 @@ void render_upstreams(Doc& d, const std::vector<const EntrySnapshot*>& ups) {
 
   per_upstream(d, ups, "nxdns_upstream_resent_total", "counter",
                "DoT exchanges sent a second time on another session (at most once each) because theirs proved to "
-               "answer one query at a time or left them unanswered; the first answer wins.",
+               "answer one query at a time, left them unanswered or stayed silent; the first answer wins.",
                [](const EntrySnapshot& s) { return std::to_string(s.transport.resent); });
   d.family("nxdns_upstream_pipelining", "gauge",
            "Whether this upstream answers pipelined queries concurrently, as learned from its answers (DoT; "
