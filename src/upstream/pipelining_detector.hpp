@@ -7,15 +7,10 @@
 #include <optional>
 
 #include "loop/scheduler.hpp"
+#include "upstream/pipelining_verdict.hpp"
 
 namespace nxdns::upstream {
 
-enum class PipeliningVerdict : std::uint8_t {
-  unknown,     // no evidence yet, or the last verdict aged out
-  pipelining,  // answers to queries outstanding together come back together
-  serial,      // answers come one at a time, in order, or some never come
-};
-const char* describe(PipeliningVerdict v);  // stable snake_case: a metric label and an API value
 
 // One answer on one connection, as the session saw it.
 struct AnswerTiming {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "dns/message.hpp"
-#include "upstream/pipelining_detector.hpp"
+#include "upstream/pipelining_verdict.hpp"
 
 namespace nxdns::upstream {
 
