@@ -324,7 +324,10 @@ void DotTransport::check_stalls() {
   const bool proven = verdict() == PipeliningVerdict::pipelining;
   for (std::size_t i = 0; i < opts_.max_sessions; ++i) {
     DotSession& s = *sessions_[i];
-    if (!s.established()) continue;
+    // Part of an answer is buffered: some exchange's query was evidently
+    // processed, and which one is unknown until its frame completes, so
+    // none of them is re-sent (the redial rule's reasoning, DESIGN.md).
+    if (!s.established() || s.partial_frame_pending()) continue;
     for (const auto& u : s.unanswered()) {
       if (!u.written) continue;
       const auto it = live_.find(u.id);
