@@ -132,6 +132,18 @@ std::chrono::milliseconds DotSession::idle_limit() const {
   return params_.idle_timeout;
 }
 
+std::vector<DotSession::Unanswered> DotSession::unanswered() const {
+  std::vector<Unanswered> out;
+  out.reserve(load());
+  std::vector<const Outstanding*> written;
+  written.reserve(outstanding_.size());
+  for (const auto& [wire_id, o] : outstanding_) written.push_back(&o);
+  std::sort(written.begin(), written.end(), [](const Outstanding* a, const Outstanding* b) { return a->seq < b->seq; });
+  for (const Outstanding* o : written) out.push_back(Unanswered{o->id, true, o->written_at});
+  for (const auto& q : queued_) out.push_back(Unanswered{q.id, false, loop::TimePoint{}});
+  return out;
+}
+
 bool DotSession::wire_id_in_use(std::uint16_t wire_id) const {
   if (outstanding_.count(wire_id) != 0) return true;
   return std::any_of(queued_.begin(), queued_.end(), [&](const Queued& q) { return q.wire_id == wire_id; });
@@ -184,6 +196,11 @@ void DotSession::dial() {
   tls_version_.clear();
   server_keepalive_.reset();
   responses_ = 0;
+  ++dial_count_;
+  next_write_seq_ = 1;
+  newest_answered_written_.reset();
+  reordered_ = false;
+  last_answer_at_.reset();
 
   const int fd = ::socket(params_.address.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
@@ -406,9 +423,10 @@ bool DotSession::pump() {
 bool DotSession::flush_writes() {
   for (;;) {
     if (wbuf_.empty()) {
-      if (queued_.empty()) break;
+      if (queued_.empty() || outstanding_.size() >= max_outstanding_) break;
       woff_ = 0;
-      while (!queued_.empty()) {
+      const loop::TimePoint now = sched_.now();
+      while (!queued_.empty() && outstanding_.size() < max_outstanding_) {
         Queued& q = queued_.front();
         if (!wbuf_.empty() && wbuf_.size() + 2 + q.query.size() > max_write_batch) break;
         // RFC 7766 §8: two-octet length, then the message.
@@ -416,7 +434,7 @@ bool DotSession::flush_writes() {
         wbuf_.insert(wbuf_.end(), prefix.begin(), prefix.end());
         wbuf_.insert(wbuf_.end(), q.query.message().begin(), q.query.message().end());
         // From here on the server may have it: withdraw() says `written`.
-        outstanding_.emplace(q.wire_id, Outstanding{q.id, std::move(q.query).release()});
+        outstanding_.emplace(q.wire_id, Outstanding{q.id, std::move(q.query).release(), now, next_write_seq_++});
         queued_.pop_front();
       }
     }
@@ -515,6 +533,22 @@ bool DotSession::handle_frame(dns::ByteView frame) {
   }
   if (const auto ka = dns::edns_tcp_keepalive(frame)) server_keepalive_ = *ka;
   const ExchangeId id = it->second.id;
+  // What the pipelining detector needs: when this query went out, when the
+  // previous answer came, and whether an earlier-written one is still waiting.
+  const std::uint64_t seq = it->second.seq;
+  const loop::TimePoint now = sched_.now();
+  last_answer_timing_ = AnswerTiming{it->second.written_at, now, last_answer_at_, false, reordered_};
+  for (const auto& [other_wire_id, o] : outstanding_) {
+    if (o.seq < seq) {
+      last_answer_timing_.overtook = true;
+      reordered_ = true;
+      break;
+    }
+  }
+  last_answer_at_ = now;
+  if (!newest_answered_written_ || it->second.written_at > *newest_answered_written_) {
+    newest_answered_written_ = it->second.written_at;
+  }
   outstanding_.erase(it);
   ++responses_;
   const std::uint64_t gen = generation_;

@@ -9,6 +9,7 @@
 
 #include "dns/message.hpp"
 #include "upstream/handshake_stats.hpp"
+#include "upstream/pipelining_verdict.hpp"
 
 namespace nxdns::upstream {
 
@@ -80,10 +81,17 @@ struct TransportStats {
   std::string tls_version;                 // of the newest session, "" before the first
   // Exchanges placed again, without spending their redial, after a
   // connection that had answered others since they were placed closed
-  // (RFC 7766 §6.2.4; servers limiting queries per connection). DoT only.
+  // (RFC 7766 §6.2.4; servers limiting queries per connection), or after a
+  // session ended before writing them (the server never saw them). DoT only.
   std::uint64_t requeued = 0;
   // TLS handshakes by kind (full / resumed) and their durations. DoT only.
   HandshakeStats handshakes{};
+  // Exchanges sent a second time, on another session, because theirs proved
+  // to answer one query at a time (at most once each). DoT only.
+  std::uint64_t resent = 0;
+  // Whether the upstream answers pipelined queries concurrently (learned
+  // from its answers, forgotten after verdict_lifetime). DoT only.
+  PipeliningVerdict pipelining = PipeliningVerdict::unknown;
 };
 
 class Transport {

@@ -201,6 +201,21 @@ void render_upstreams(Doc& d, const std::vector<const EntrySnapshot*>& ups) {
                "(RFC 7766 6.2.4: servers that limit queries per connection). Not failures, not redials.",
                [](const EntrySnapshot& s) { return std::to_string(s.transport.requeued); });
 
+  per_upstream(d, ups, "nxdns_upstream_resent_total", "counter",
+               "DoT exchanges sent a second time on another session (at most once each) because theirs proved to "
+               "answer one query at a time, left them unanswered or stayed silent; the first answer wins.",
+               [](const EntrySnapshot& s) { return std::to_string(s.transport.resent); });
+  d.family("nxdns_upstream_pipelining", "gauge",
+           "Whether this upstream answers pipelined queries concurrently, as learned from its answers (DoT; "
+           "unknown until seen, and again after 10 minutes without evidence): 1 for the current verdict.");
+  for (const auto* s : ups) {
+    for (auto v : {upstream::PipeliningVerdict::unknown, upstream::PipeliningVerdict::pipelining,
+                   upstream::PipeliningVerdict::serial}) {
+      d.sample("nxdns_upstream_pipelining", join(upstream_labels(*s), label("verdict", upstream::describe(v))),
+               std::string(s->transport.pipelining == v ? "1" : "0"));
+    }
+  }
+
   d.family("nxdns_upstream_tls_info", "gauge",
            "TLS version of the newest connection to this upstream (version=\"none\" before the first). Always 1.");
   for (const auto* s : ups) {

@@ -83,6 +83,7 @@ std::string render_health(const HealthInput& in) {
     w.key("in_flight").value(s->in_flight);
     w.key("queue_depth").value(s->queue_depth);
     w.key("open_sessions").value(s->transport.open_sessions);
+    w.key("pipelining").value(upstream::describe(s->transport.pipelining));
     w.key("tls_version");
     if (s->transport.tls_version.empty()) {
       w.null();

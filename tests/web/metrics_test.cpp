@@ -82,6 +82,9 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   A->stats_value.handshakes.resumed_duration.observe(8ms);    // le 0.01
   A->stats_value.handshakes.resumed_duration.observe(9ms);
   B->stats_value.handshakes.full = 59;
+  A->stats_value.resent = 61;
+  A->stats_value.pipelining = upstream::PipeliningVerdict::serial;
+  B->stats_value.pipelining = upstream::PipeliningVerdict::pipelining;
   C->kind_value = "doh";
   const std::string ua = "tls://192.0.2.10:853", ub = "tls://192.0.2.20:853",
                     uc = "https://dns.example/dns-query";
@@ -188,6 +191,15 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   k.expect("nxdns_upstream_requeued_total{" + la + "}", 41);
   k.expect("nxdns_upstream_requeued_total{" + lb + "}", 0);
   k.expect("nxdns_upstream_requeued_total{" + lc + "}", 0);
+  k.expect("nxdns_upstream_resent_total{" + la + "}", 61);
+  k.expect("nxdns_upstream_resent_total{" + lb + "}", 0);
+  k.expect("nxdns_upstream_resent_total{" + lc + "}", 0);
+  const std::pair<std::string, const char*> verdicts[] = {{la, "serial"}, {lb, "pipelining"}, {lc, "unknown"}};
+  for (const auto& [l, cur] : verdicts) {
+    for (const char* v : {"unknown", "pipelining", "serial"}) {
+      k.expect("nxdns_upstream_pipelining{" + l + ",verdict=\"" + v + "\"}", std::string(v) == cur ? "1" : "0");
+    }
+  }
   k.expect("nxdns_upstream_tls_info{" + la + ",version=\"TLSv1.3\"}", "1");
   k.expect("nxdns_upstream_tls_info{" + lb + ",version=\"TLSv1.2\"}", "1");
   k.expect("nxdns_upstream_tls_info{" + lc + ",version=\"none\"}", "1");
@@ -327,7 +339,7 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   STRCMP_EQUAL("counter", e.types.at("nxdns_upstream_tls_handshakes_total").c_str());
   STRCMP_EQUAL("gauge", e.types.at("nxdns_upstream_queue_depth").c_str());
   STRCMP_EQUAL("counter", e.types.at("nxdns_upstream_queued_total").c_str());
-  LONGS_EQUAL(39, e.families.size());  // 33 + three TLS handshake families + capacity + error answers + clock behind
+  LONGS_EQUAL(41, e.families.size());  // 33 + three TLS handshake families + capacity + error answers + clock behind + resent + pipelining
 
   // The three answers reached their callers; everything else is still in
   // flight or queued.

@@ -97,6 +97,7 @@ TEST(HealthStatus, DocumentCarriesUpstreamsAndListeners) {
   a.transport.open_sessions = 4;
   a.transport.handshakes.full = 2;
   a.transport.handshakes.resumed = 5;
+  a.transport.pipelining = upstream::PipeliningVerdict::serial;
   in.upstreams = {b, a};  // priority order; the document lists by index
   in.udp = {*net::make_endpoint("127.0.0.1", 53)};
   in.tcp = {*net::make_endpoint("::1", 53)};
@@ -110,12 +111,12 @@ TEST(HealthStatus, DocumentCarriesUpstreamsAndListeners) {
       "{\"upstream\":0,\"url\":\"tls://192.0.2.1:853\",\"kind\":\"dot\",\"priority\":0,\"state\":\"healthy\","
       "\"consecutive_failures\":0,\"backoff_until_seconds\":null,\"last_failure\":null,"
       "\"certificate_clock_behind\":false,\"in_flight\":0,\"queue_depth\":0,"
-      "\"open_sessions\":4,\"tls_version\":\"TLSv1.3\",\"tls_handshakes\":{\"full\":2,\"resumed\":5}},"
+      "\"open_sessions\":4,\"pipelining\":\"serial\",\"tls_version\":\"TLSv1.3\",\"tls_handshakes\":{\"full\":2,\"resumed\":5}},"
       "{\"upstream\":1,\"url\":\"tls://192.0.2.2:853\",\"kind\":\"dot\",\"priority\":7,\"state\":\"backoff\","
       "\"consecutive_failures\":3,\"backoff_until_seconds\":2.5,"
       "\"last_failure\":\"certificate_clock_behind\",\"certificate_clock_behind\":true,"
       "\"in_flight\":5,\"queue_depth\":2,"
-      "\"open_sessions\":0,\"tls_version\":null,\"tls_handshakes\":{\"full\":0,\"resumed\":0}}],"
+      "\"open_sessions\":0,\"pipelining\":\"unknown\",\"tls_version\":null,\"tls_handshakes\":{\"full\":0,\"resumed\":0}}],"
       "\"listeners\":{\"udp\":[\"127.0.0.1:53\"],\"tcp\":[\"[::1]:53\"],\"queries_in_flight\":6,"
       "\"udp_in_flight\":{\"ipv4\":8,\"ipv6\":0},\"udp_in_flight_cap\":64,"
       "\"tcp_connections\":{\"ipv4\":0,\"ipv6\":9},\"tcp_connection_cap\":64},\"open_episodes\":1,\"cache\":{\"enabled\":false}}",

@@ -1,0 +1,34 @@
+#include "upstream/stall_deadline.hpp"
+
+#include <algorithm>
+
+namespace nxdns::upstream {
+
+namespace {
+
+constexpr loop::Duration left_behind_min = std::chrono::milliseconds(100);
+constexpr loop::Duration silent_min = std::chrono::milliseconds(250);
+constexpr loop::Duration stall_max = std::chrono::seconds(1);
+constexpr int left_behind_rtts = 4;
+constexpr int silent_rtts = 8;
+
+loop::Duration scaled(std::optional<loop::Duration> floor, int times, loop::Duration lo) {
+  if (!floor) return lo;
+  return std::clamp(*floor * times, lo, stall_max);
+}
+
+}  // namespace
+
+std::optional<Stall> stall_deadline(const StallInputs& in) {
+  std::optional<Stall> at;
+  if (in.newest_answered_written && in.last_answer && *in.newest_answered_written >= in.written) {
+    at = Stall{*in.last_answer + scaled(in.latency_floor, left_behind_rtts, left_behind_min), StallKind::left_behind};
+  }
+  if (in.latency_floor) {
+    const loop::TimePoint silent = in.written + scaled(in.latency_floor, silent_rtts, silent_min);
+    if (!at || silent < at->at) at = Stall{silent, StallKind::silent};
+  }
+  return at;
+}
+
+}  // namespace nxdns::upstream

@@ -1,0 +1,45 @@
+#pragma once
+// When a pipelined DoT exchange counts as left behind by its session, as a
+// pure function so the rule is table-testable (tests/upstream/stall_deadline_test.cpp).
+// Some frontends answer only part of what arrives together (dnsdist 1.7's
+// TLS frontend: one answer per coalesced write, then its idle close); the
+// rest would wait out the whole attempt budget and end as SERVFAIL. Past this
+// deadline the exchange is re-sent on a fresh session (once) and the
+// upstream is treated as non-pipelining.
+#include <cstdint>
+#include <optional>
+
+#include "loop/scheduler.hpp"
+
+namespace nxdns::upstream {
+
+// Left behind: the session answered a query written together with this one
+// (or later) and this one is still unanswered this long after that answer.
+// Generous against a concurrent server whose answers come out of order (a
+// recursive resolver's cache miss): four of the upstream's fastest round
+// trips, at least 100 ms, at most 1 s (half the default attempt budget).
+// Silent: no answer at all this long after writing it, when the upstream's
+// latency is known: eight fastest round trips, 250 ms .. 1 s.
+struct StallInputs {
+  loop::TimePoint written;  // this exchange's query went out
+  // The newest write time among the exchanges this connection answered
+  // (nullopt before its first answer), and when it last answered.
+  std::optional<loop::TimePoint> newest_answered_written;
+  std::optional<loop::TimePoint> last_answer;
+  std::optional<loop::Duration> latency_floor;  // the upstream's (PipeliningDetector)
+};
+
+enum class StallKind : std::uint8_t {
+  left_behind,  // the connection answers others written with or after it
+  silent,       // nothing for it, far past the upstream's latency
+};
+struct Stall {
+  loop::TimePoint at;
+  StallKind kind;
+};
+
+// The earlier of the two deadlines, or nullopt while nothing can say so (no
+// answer on the connection and no known latency).
+std::optional<Stall> stall_deadline(const StallInputs& in);
+
+}  // namespace nxdns::upstream
