@@ -11,7 +11,10 @@ AnswerVerdict answer_verdict(std::uint8_t rcode) {
     case dns::Rcode::servfail: return AnswerVerdict::fail_over;
     case dns::Rcode::formerr:
     case dns::Rcode::notimp:
-    case dns::Rcode::refused: return AnswerVerdict::fail_over_unhealthy;
+    case dns::Rcode::refused:
+    // Extended codes (BADVERS, 16) need the OPT's upper bits; a header
+    // RCODE alone never reaches them.
+    case dns::Rcode::badvers: return AnswerVerdict::fail_over_unhealthy;
   }
   return AnswerVerdict::fail_over_unhealthy;  // 6..15: meaningless in an answer to a QUERY
 }
@@ -23,7 +26,8 @@ int error_answer_rank(std::uint8_t rcode) {
     case dns::Rcode::notimp: return 2;
     case dns::Rcode::formerr: return 1;
     case dns::Rcode::noerror:
-    case dns::Rcode::nxdomain: break;
+    case dns::Rcode::nxdomain:
+    case dns::Rcode::badvers: break;
   }
   return 0;
 }

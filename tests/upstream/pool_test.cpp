@@ -622,6 +622,8 @@ TEST(Pool, ACancelledProbeLetsTheNextExchangeProbe) {
   h.submit();
   CHECK_EQUAL(1u, h.fakes[0]->live());  // a new probe, not zero, not a flood
   CHECK_EQUAL(2u, h.fakes[0]->started() - 30);
+}
+
 // A certificate check judged by a clock that then stepped is no evidence
 // about the upstream: the step clears its failures and backoff (issue 16).
 TEST(Pool, ClockStepForgetsCertificateFailuresOnly) {
