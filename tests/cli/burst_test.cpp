@@ -117,6 +117,9 @@ TEST(Burst, EveryGateFailsFourWavesOfEight) {
   for (int i = 0; i < 32; ++i) done.push_back(40.0 * (1 + i / 8));
   const double waves = staircase_score(done, 40.0);
   for (const auto& g : burst_gates()) {
+    // serial-one-session is the exception, said beside its row: its shape is
+    // judged by the fixture's counters.
+    if (g.name == "serial-one-session") continue;
     CHECK_TRUE(waves > gate_limits(g, true).max_staircase);
     CHECK_TRUE(waves > gate_limits(g, false).max_staircase);
   }
