@@ -27,7 +27,11 @@ readonly UNIT_TEST_PKGS=(cpputest libcmocka-dev)
 # bookworm has no smaller package than `prometheus` that ships promtool.
 # nghttp2-proxy gives nghttpx: the real HTTP/2 front of the DoH fixture;
 # dnsperf drives the 10,000- and 100,000-query leak checks.
-readonly E2E_PKGS=(dnsutils knot-dnsutils prometheus iproute2 procps python3 nghttp2-proxy dnsperf)
+# curl reads /metrics and drives the cache flush API in the shell tests;
+# unbound (its daemon, never its system service: see policy-rc.d below) is
+# the DoT upstream of the EDNS interop test (tests/integration/
+# edns_interop_unbound.sh).
+readonly E2E_PKGS=(dnsutils knot-dnsutils prometheus iproute2 procps python3 nghttp2-proxy dnsperf curl unbound)
 # clang's libFuzzer runtime (libclang_rt.fuzzer-*.a) lives in
 # libclang-rt-14-dev, which clang-14 only Recommends; with
 # --no-install-recommends it must be named or -fsanitize=fuzzer fails to link.
@@ -37,8 +41,8 @@ readonly FUZZ_PKGS=(clang-14 libclang-rt-14-dev)
 # test driver does (scripts/nix-checks.sh).
 readonly LINT_PKGS=(nix-bin python3-mypy python3-pyflakes)
 # bench/run.sh only (never CI): the established forwarders it runs beside
-# nxdns on the same workload, and its measuring tools. Opt-in because the
-# unbound package ships a system service the test suite has no use for.
+# nxdns on the same workload, and its measuring tools (unbound is also in
+# E2E_PKGS; --list skips the repeat).
 readonly BENCH_PKGS=(unbound stubby knot-resolver dnsperf valgrind iproute2 procps)
 
 # The aarch64 cross build (scripts/aarch64.sh). Only the :arm64 RUNTIME
