@@ -45,74 +45,8 @@ awk '{print $2, $3}' "$WORK/trace.txt" | sort -u >"$WORK/names.txt"
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 queries() { stat "$WORK/up.stats" queries; }
 
-nxdns_conf() {  # FILE PORT PREFETCH
-  cat >"$1" <<YAML
-listen:
-  - "$ADDR:$2"
-upstreams:
-  - url: "tls://127.0.0.1:$UP"
-    tls_name: "dot.test"
-    ca_file: "$WORK/pki/ca.pem"
-http:
-  enabled: false
-cache:
-  max_bytes: 16777216
-  prefetch: $3
-log:
-  level: warn
-YAML
-}
-unbound_conf() {  # FILE DIR PORT PREFETCH
-  cat >"$1" <<CONF
-server:
-  verbosity: 0
-  use-syslog: no
-  logfile: "$2/unbound.log"
-  username: ""
-  chroot: ""
-  directory: "$2"
-  pidfile: "$2/unbound.pid"
-  do-daemonize: no
-  interface: $ADDR@$3
-  port: $3
-  outgoing-interface: 127.0.0.1
-  do-ip6: no
-  access-control: 127.0.0.0/8 allow
-  num-threads: 1
-  module-config: "iterator"
-  do-not-query-localhost: no
-  tls-cert-bundle: "$WORK/pki/ca.pem"
-  msg-cache-size: 8m
-  rrset-cache-size: 8m
-  prefetch: $4
-  qname-minimisation: no
-  local-zone: "test." nodefault
-forward-zone:
-  name: "."
-  forward-tls-upstream: yes
-  forward-addr: 127.0.0.1@$UP#dot.test
-CONF
-}
-
-start_server() {  # KIND PORT PREFETCH -> SRV_PID
-  local dir="$WORK/$1-$2"
-  mkdir -p "$dir"
-  if [ "$1" = nxdns ]; then
-    nxdns_conf "$dir/c.yaml" "$2" "$3"
-    nx_exec run -c "$dir/c.yaml" >"$dir/log" 2>&1 &
-  else
-    unbound_conf "$dir/u.conf" "$dir" "$2" "$([ "$3" = true ] && echo yes || echo no)"
-    unbound -d -c "$dir/u.conf" >"$dir/log" 2>&1 &
-  fi
-  SRV_PID=$!
-  PIDS+=("$SRV_PID")
-  local i
-  for i in $(seq 1 100); do
-    (exec 3<>"/dev/tcp/$ADDR/$2") 2>/dev/null && return 0
-    sleep 0.05
-  done
-  fail "$1 did not start"
-}
+# shellcheck source=cache_lib.sh
+source "$HERE/cache_lib.sh"
 
 printf '%-8s %-8s %9s %12s %8s %8s %10s %10s %10s\n' server prefetch hit_ratio upstream/1k p50_ms p99_ms cached_qps rss_base rss_full
 port=5400

@@ -9,10 +9,11 @@ namespace nxdns::cache {
 namespace {
 // Calls f(ttl) -> new ttl for every record but OPT, in place. False when the
 // message does not walk.
+// `l` is w::scan(msg) (or of bytes with the same layout: same length and
+// record structure).
 template <class F>
-bool map_ttls(dns::Bytes& msg, F&& f) {
+bool map_ttls(dns::Bytes& msg, const dns::wire::Layout& l, F&& f) {
   namespace w = dns::wire;
-  const w::Layout l = w::scan(msg);
   if (l.error != dns::ParseError::none || !l.questions_ok) return false;
   const unsigned total = unsigned{l.header.ancount} + l.header.nscount + l.header.arcount;
   std::size_t off = l.questions_end;
@@ -33,7 +34,7 @@ bool map_ttls(dns::Bytes& msg, F&& f) {
 std::optional<dns::Bytes> clamp_record_ttls(dns::ByteView answer, std::uint32_t lo, std::uint32_t hi) {
   dns::Bytes out(answer.begin(), answer.end());
   if (lo > hi) lo = hi;
-  if (!map_ttls(out, [lo, hi](std::uint32_t t) { return std::clamp(t, lo, hi); })) return std::nullopt;
+  if (!map_ttls(out, dns::wire::scan(out), [lo, hi](std::uint32_t t) { return std::clamp(t, lo, hi); })) return std::nullopt;
   return out;
 }
 
@@ -59,7 +60,9 @@ std::optional<dns::Bytes> rewrite_answer(dns::ByteView stored, const ClientQuest
   w::store16(out, w::off_flags, flags);
   std::copy(client.question.begin(), client.question.end(), out.begin() + dns::header_size);
 
-  const bool walked = map_ttls(out, [&](std::uint32_t ttl) {
+  // The copy differs from `stored` only in ID, flags and question case: the
+  // layout scanned above is still its layout (one walk, not two).
+  const bool walked = map_ttls(out, l, [&](std::uint32_t ttl) {
     return fixed_ttl ? *fixed_ttl : (ttl > age_seconds ? ttl - age_seconds : 0);
   });
   if (!walked) return std::nullopt;

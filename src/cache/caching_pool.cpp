@@ -64,6 +64,24 @@ upstream::PoolOutcome CachingPool::answer_for(const Member& m, const dns::Bytes&
   return out;
 }
 
+std::optional<dns::Bytes> CachingPool::answer_now(const dns::Query& q, dns::ByteView raw) {
+  const Key key = make_key(q);
+  StoredAnswer* a = store_.find(key);
+  if (!a) return std::nullopt;
+  const loop::TimePoint now = sched_.now();
+  const Freshness f = freshness_at(a->age, now, rules());
+  if (f != Freshness::fresh && f != Freshness::fresh_prefetch) return std::nullopt;
+  auto out = rewrite_answer(a->answer, ClientQuestion{q.header.id, q.header.rd(), question_bytes(raw, q)},
+                            age_seconds(a->age, now), {});
+  if (!out) return std::nullopt;
+  ++stats_.hits;
+  if (f == Freshness::fresh_prefetch && !joinable_.count(key.packed) && may_prefetch(pool_.snapshot())) {
+    ++stats_.prefetches;
+    start_flight(key, raw, {}, true);
+  }
+  return out;
+}
+
 CachingPool::Ticket CachingPool::submit(const dns::Query& q, dns::ByteView raw, Done done) {
   const Ticket t = next_ticket_++;
   auto owned = std::make_unique<Member>(sched_);

@@ -91,6 +91,13 @@ class CachingPool {
   // `q` is the parse of `raw`. `done` runs once, from the loop, unless the
   // ticket is cancelled first.
   Ticket submit(const dns::Query& q, dns::ByteView raw, Done done);
+  // The hit path without a ticket: the answer to `q` (the parse of `raw`)
+  // from a fresh entry, rewritten for this client (rewrite_answer), counted
+  // as a hit and starting a prefetch exactly as submit() would. nullopt when
+  // there is no fresh entry, or the stored answer does not rewrite for this
+  // question: the caller then submit()s, which decides as it always did. The
+  // caller delivers it from the loop (the engine batches them).
+  std::optional<dns::Bytes> answer_now(const dns::Query& q, dns::ByteView raw);
   void cancel(Ticket t);
 
   // Operator flush. flush_name returns nullopt for a name that is not a

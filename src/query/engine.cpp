@@ -1,5 +1,7 @@
 #include "query/engine.hpp"
 
+#include <algorithm>
+
 #include "log/log.hpp"
 
 namespace nxdns::query {
@@ -20,7 +22,7 @@ class Engine::ClientQuery {
 };
 
 Engine::Engine(loop::Scheduler& sched, upstream::Pool& pool, EngineOptions opts, cache::CachingPool* cache)
-    : sched_(sched), pool_(pool), opts_(opts), cache_(cache) {}
+    : sched_(sched), pool_(pool), opts_(opts), cache_(cache), ready_timer_(sched) {}
 
 std::uint64_t Engine::forward(const ClientQuery& cq, loop::TimePoint deadline, upstream::Pool::Done done) {
   // A cache flight may serve clients that arrive later than this one, so it
@@ -95,6 +97,22 @@ Engine::Result Engine::submit(dns::ByteView packet, Protocol proto, ReplyFn repl
     return res;
   }
 
+  if (cache_) {
+    // The hit path: one parse (above), one lookup, one rewrite by the cache
+    // and one by for_client. rewrite_answer gave the answer this client's ID
+    // and question bytes, over an answer validated when it was stored, so
+    // the forward path's re-validation cannot fail here. Anything else (no
+    // fresh entry, an answer that does not rewrite) takes forward() below.
+    if (auto hit = cache_->answer_now(*parsed.query, packet)) {
+      const QueryId id = next_id_++;
+      ready_.push_back(ReadyReply{id, proto, std::move(reply), for_client(*hit, packet, *parsed.query, proto)});
+      if (!ready_timer_.armed()) ready_timer_.arm(loop::Duration::zero(), [this] { deliver_ready(); });
+      res.kind = Admission::forwarded;
+      res.id = id;
+      return res;
+    }
+  }
+
   const QueryId id = next_id_++;
   auto q = std::make_unique<ClientQuery>(sched_, dns::Bytes(packet.begin(), packet.end()), std::move(*parsed.query), proto,
                                          std::move(reply));
@@ -154,7 +172,22 @@ void Engine::complete(QueryId id, dns::Bytes&& reply) {
   owned->reply(std::move(answer));
 }
 
+void Engine::deliver_ready() {
+  delivering_.swap(ready_);
+  for (ReadyReply& r : delivering_) {
+    count_reply(r.proto, r.answer);
+    r.reply(std::move(r.answer));
+  }
+  delivering_.clear();
+}
+
 void Engine::abandon(QueryId id) {
+  auto ready = std::find_if(ready_.begin(), ready_.end(), [id](const ReadyReply& r) { return r.id == id; });
+  if (ready != ready_.end()) {
+    ready_.erase(ready);
+    ++counters_.abandoned;
+    return;
+  }
   auto it = live_.find(id);
   if (it == live_.end()) return;
   std::unique_ptr<ClientQuery> owned = std::move(it->second);
@@ -164,6 +197,9 @@ void Engine::abandon(QueryId id) {
 }
 
 void Engine::fail_all() {
+  // Hits already have their answer: deliver it rather than a SERVFAIL.
+  ready_timer_.disarm();
+  deliver_ready();
   std::vector<QueryId> ids;
   ids.reserve(live_.size());
   for (auto& [id, q] : live_) ids.push_back(id);
@@ -176,6 +212,8 @@ void Engine::fail_all() {
 }
 
 void Engine::cancel_all() {
+  ready_timer_.disarm();
+  ready_.clear();
   for (auto& [id, q] : live_) cancel_forward(q->ticket);
   live_.clear();
 }

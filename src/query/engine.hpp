@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <unordered_map>
+#include <vector>
 
 #include "cache/caching_pool.hpp"
 #include "dns/message.hpp"
@@ -79,7 +80,7 @@ class Engine {
   // Drops every pending query without replying (teardown).
   void cancel_all();
 
-  std::size_t in_flight() const { return live_.size(); }
+  std::size_t in_flight() const { return live_.size() + ready_.size(); }
   const QueryCounters& counters() const { return counters_; }
 
   // Builds the reply for an admission-time refusal (listener caps), counting
@@ -100,6 +101,17 @@ class Engine {
   // one and takes the same delivery step.
   std::uint64_t forward(const ClientQuery& cq, loop::TimePoint deadline, upstream::Pool::Done done);
   void cancel_forward(std::uint64_t ticket);
+  // Cache hits: answered inside submit(), delivered from the loop (the reply
+  // contract) in one batch per loop pass. A hit needs no ClientQuery, budget
+  // timer or cache ticket, since nothing can make it wait: one zero-delay
+  // timer serves every hit that arrived in the same pass.
+  struct ReadyReply {
+    QueryId id = 0;
+    Protocol proto = Protocol::udp;
+    ReplyFn reply;
+    dns::Bytes answer;  // already through for_client
+  };
+  void deliver_ready();
 
   loop::Scheduler& sched_;
   upstream::Pool& pool_;
@@ -108,6 +120,9 @@ class Engine {
   QueryId next_id_ = 1;
   std::unordered_map<QueryId, std::unique_ptr<ClientQuery>> live_;
   QueryCounters counters_;
+  std::vector<ReadyReply> ready_;
+  std::vector<ReadyReply> delivering_;  // kept for its capacity
+  loop::Timer ready_timer_;
 };
 
 }  // namespace nxdns::query

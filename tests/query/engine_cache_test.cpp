@@ -90,3 +90,45 @@ TEST(EngineCache, BudgetStillEndsAJoinedQuery) {
   CHECK_EQUAL(2u, r.engine->counters().budget_exhausted);
   CHECK_EQUAL(0u, r.cache->stats().flights);
 }
+
+// The hit path (bench/cache.md): a hit needs no budget timer and no timer of
+// its own; every hit of one loop pass is delivered by one zero-delay timer,
+// from the loop, never inside submit().
+TEST(EngineCache, HitsOfOneLoopPassShareOneTimerAndHoldNoBudget) {
+  Rig r;
+  r.send(q_for(1, "www.example.test"));
+  r.fake->respond_oldest(answer_to);
+  r.sched.run_ready();
+  CHECK_EQUAL(0u, r.sched.pending());
+  for (std::uint16_t id = 2; id <= 31; ++id) r.send(q_for(id, id % 2 ? "WWW.example.test" : "www.EXAMPLE.test"));
+  CHECK_EQUAL(1u, r.sched.pending());
+  CHECK_FALSE(r.replies[1].has_value());  // from the loop, not inside submit()
+  CHECK_EQUAL(30u, r.engine->in_flight());
+  r.sched.run_ready();
+  for (std::uint16_t id = 2; id <= 31; ++id) {
+    CHECK_TRUE(r.replies[id - 1].has_value());
+    CHECK_EQUAL(id, dns::get_id(*r.replies[id - 1]));
+    CHECK_EQUAL(0, (*r.replies[id - 1])[3] & 0x0F);
+  }
+  CHECK_EQUAL(0u, r.sched.pending());
+  CHECK_EQUAL(0u, r.engine->in_flight());
+  CHECK_EQUAL(1u, r.fake->started());
+  CHECK_EQUAL(30u, r.cache->stats().hits);
+  CHECK_EQUAL(31u, r.engine->counters().replies_by_rcode[0][0]);
+}
+
+TEST(EngineCache, AbandonedHitIsNotDelivered) {
+  Rig r;
+  r.send(q_for(1, "www.example.test"));
+  r.fake->respond_oldest(answer_to);
+  r.sched.run_ready();
+  r.replies.emplace_back();
+  const auto res = r.engine->submit(q_for(2, "www.example.test"), Protocol::tcp,
+                                    [&r](dns::Bytes&& b) { r.replies[1] = std::move(b); });
+  CHECK(res.kind == Engine::Admission::forwarded);
+  r.engine->abandon(res.id);
+  r.sched.run_ready();
+  CHECK_FALSE(r.replies[1].has_value());
+  CHECK_EQUAL(1u, r.engine->counters().abandoned);
+  CHECK_EQUAL(0u, r.engine->in_flight());
+}
