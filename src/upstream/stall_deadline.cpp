@@ -21,7 +21,14 @@ loop::Duration scaled(std::optional<loop::Duration> floor, int times, loop::Dura
 
 std::optional<Stall> stall_deadline(const StallInputs& in) {
   std::optional<Stall> at;
-  if (in.newest_answered_written && in.last_answer && *in.newest_answered_written >= in.written) {
+  // Outstanding when the connection last answered: the server may have read
+  // it in the same read as the answered query (a burst goes out in several
+  // writes, one per loop turn, that the server's TCP read joins), so it was
+  // "written with" the answered sibling from the server's side. A serial
+  // server's line does not trip this: each answer moves last_answer on.
+  const bool outstanding_at_answer = in.last_answer && in.written <= *in.last_answer;
+  const bool overtaken = in.newest_answered_written && *in.newest_answered_written >= in.written;
+  if (in.last_answer && (overtaken || outstanding_at_answer)) {
     at = Stall{*in.last_answer + scaled(in.latency_floor, left_behind_rtts, left_behind_min), StallKind::left_behind};
   }
   if (in.latency_floor) {
