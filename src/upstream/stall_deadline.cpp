@@ -38,4 +38,10 @@ std::optional<Stall> stall_deadline(const StallInputs& in) {
   return at;
 }
 
+StallAction stall_action(bool proven_pipelining, std::size_t left_behind_due, std::size_t silent_due) {
+  if (left_behind_due > (proven_pipelining ? 1U : 0U)) return StallAction::close_and_resend;
+  if (left_behind_due + silent_due > 0) return StallAction::duplicate;
+  return StallAction::none;
+}
+
 }  // namespace nxdns::upstream

@@ -10,7 +10,9 @@
 using namespace std::chrono_literals;
 using nxdns::loop::Duration;
 using nxdns::loop::TimePoint;
+using nxdns::upstream::stall_action;
 using nxdns::upstream::stall_deadline;
+using nxdns::upstream::StallAction;
 using nxdns::upstream::StallInputs;
 
 namespace {
@@ -67,5 +69,30 @@ TEST(StallDeadline, Table) {
                            r.kind == silent ? " (silent)" : "")
                .c_str());
     }
+  }
+}
+
+TEST(StallDeadline, ActionTable) {
+  struct ActionRow {
+    const char* situation;
+    bool proven;
+    std::size_t left_behind, silent;
+    StallAction expected;
+  };
+  const ActionRow rows[] = {
+      {"nothing due", false, 0, 0, StallAction::none},
+      {"nothing due, proven", true, 0, 0, StallAction::none},
+      {"one silent: duplicate", false, 0, 1, StallAction::duplicate},
+      {"silent ones on a proven upstream: duplicates", true, 0, 3, StallAction::duplicate},
+      {"one left behind, not proven: a dropping frontend", false, 1, 0, StallAction::close_and_resend},
+      {"one left behind on a proven upstream: a cache miss, duplicate", true, 1, 0, StallAction::duplicate},
+      {"one left behind and silent ones, proven: still one straggler", true, 1, 2, StallAction::duplicate},
+      {"several left behind on a proven upstream: its overtaking was dropping", true, 2, 0,
+       StallAction::close_and_resend},
+      {"many left behind, proven (a burst on dnsdist 1.7)", true, 19, 0, StallAction::close_and_resend},
+  };
+  for (const ActionRow& r : rows) {
+    const StallAction got = stall_action(r.proven, r.left_behind, r.silent);
+    if (got != r.expected) FAIL(r.situation);
   }
 }
