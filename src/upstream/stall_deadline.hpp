@@ -15,9 +15,10 @@
 namespace nxdns::upstream {
 
 // Left behind: the session answered a query written together with this one
-// (or later), or answered anything while this one was outstanding (the
-// server may have read them in one read, whatever our writes were), and this
-// one is still unanswered this long after that last answer.
+// (or later; or at most one fastest round trip, at least 5 ms, earlier and
+// still unanswered when this one went out: a later write of the same burst
+// that the server may have read with it), and this one is still unanswered
+// this long after that last answer.
 // Generous against a concurrent server whose answers come out of order (a
 // recursive resolver's cache miss): four of the upstream's fastest round
 // trips, at least 100 ms, at most 1 s (half the default attempt budget).
