@@ -321,7 +321,8 @@ void DotTransport::check_stalls() {
   // An upstream proven to pipeline (answers that came together or out of
   // order) that is slow on one query is a recursive resolver's cache miss,
   // not a frontend that drops queries: the straggler gets its one duplicate
-  // elsewhere and nothing else changes.
+  // elsewhere and nothing else changes. Several left behind at once on one
+  // session are not one slow query (stall_action()).
   const bool proven = verdict() == PipeliningVerdict::pipelining;
   for (std::size_t i = 0; i < opts_.max_sessions; ++i) {
     DotSession& s = *sessions_[i];
@@ -329,6 +330,9 @@ void DotTransport::check_stalls() {
     // processed, and which one is unknown until its frame completes, so
     // none of them is re-sent (the redial rule's reasoning, DESIGN.md).
     if (!s.established() || s.partial_frame_pending()) continue;
+    // Counted first, acted on once per session (stall_action()).
+    std::vector<ExchangeId> due;
+    std::size_t left_behind = 0;
     for (const auto& u : s.unanswered()) {
       if (!u.written) continue;
       const auto it = live_.find(u.id);
@@ -336,17 +340,26 @@ void DotTransport::check_stalls() {
       const auto stall = stall_deadline(
           StallInputs{u.written_at, s.newest_answered_written(), s.last_answer_at(), detector_.latency_floor()});
       if (!stall || stall->at > now) continue;
-      // Left behind by a session that answers its siblings, on an upstream
-      // not proven to pipeline: a frontend that drops part of what it gets.
-      // Merely silent (one slow query, e.g. a resolver's cache miss): only
-      // a duplicate; one slow answer is no reason to stop pipelining.
-      if (!proven && stall->kind == StallKind::left_behind) {
-        resend_stalled(s);
-        break;
-      }
+      if (stall->kind == StallKind::left_behind) ++left_behind;
+      due.push_back(u.id);
+    }
+    const StallAction action = stall_action(proven, left_behind, due.size() - left_behind);
+    if (action == StallAction::close_and_resend) {
+      // Left behind by a session that answers its siblings: a frontend that
+      // drops part of what it gets.
+      resend_stalled(s);
+      continue;
+    }
+    if (action != StallAction::duplicate) continue;
+    // Merely silent, or one straggler on a proven pipelining upstream (a
+    // resolver's cache miss): only a duplicate; one slow answer is no
+    // reason to stop pipelining.
+    for (const ExchangeId id : due) {
+      const auto it = live_.find(id);
+      if (it == live_.end()) continue;
       log::debug("dot ", opts_.label, ": exchange unanswered past its stall deadline on session ", s.index(),
                  "; re-sending it once on another session");
-      if (!add_duplicate(u.id, it->second, i)) break;
+      if (!add_duplicate(id, it->second, i)) break;
     }
   }
 }

@@ -6,6 +6,7 @@
 // rest would wait out the whole attempt budget and end as SERVFAIL. Past this
 // deadline the exchange is re-sent on a fresh session (once) and the
 // upstream is treated as non-pipelining.
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 
@@ -14,7 +15,10 @@
 namespace nxdns::upstream {
 
 // Left behind: the session answered a query written together with this one
-// (or later) and this one is still unanswered this long after that answer.
+// (or later; or at most one fastest round trip, at least 5 ms, earlier and
+// still unanswered when this one went out: a later write of the same burst
+// that the server may have read with it), and this one is still unanswered
+// this long after that last answer.
 // Generous against a concurrent server whose answers come out of order (a
 // recursive resolver's cache miss): four of the upstream's fastest round
 // trips, at least 100 ms, at most 1 s (half the default attempt budget).
@@ -37,6 +41,18 @@ struct Stall {
   loop::TimePoint at;
   StallKind kind;
 };
+
+// What the stall watch does about a session whose exchanges are past their
+// deadlines. On an upstream not proven to pipeline, any left-behind one
+// means a frontend that drops part of what it gets: close the session and
+// re-send its exchanges on fresh sessions, one query per session. On one
+// proven to pipeline (answers out of order), a single straggler is a
+// recursive resolver's cache miss and gets only a duplicate; but several
+// left behind at once on one session is not one slow answer: the
+// "overtaking" that proved pipelining was that frontend answering a later
+// write while dropping the earlier ones (dnsdist 1.7's TLS frontend).
+enum class StallAction : std::uint8_t { none, duplicate, close_and_resend };
+StallAction stall_action(bool proven_pipelining, std::size_t left_behind_due, std::size_t silent_due);
 
 // The earlier of the two deadlines, or nullopt while nothing can say so (no
 // answer on the connection and no known latency).

@@ -10,7 +10,9 @@
 using namespace std::chrono_literals;
 using nxdns::loop::Duration;
 using nxdns::loop::TimePoint;
+using nxdns::upstream::stall_action;
 using nxdns::upstream::stall_deadline;
+using nxdns::upstream::StallAction;
 using nxdns::upstream::StallInputs;
 
 namespace {
@@ -38,7 +40,13 @@ TEST(StallDeadline, Table) {
        std::nullopt},
       {"a sibling of the same write answered at 40 ms: left behind 4 RTTs later", 0ms, 0ms, 40ms, 40ms, 200ms},
       {"a later write answered: left behind too", 0ms, 10ms, 50ms, 40ms, 210ms},
-      {"only earlier writes answered: a line, not a stall; silent limit only", 10ms, 0ms, 40ms, 40ms, 330ms, silent},
+      {"written in a later write, before the answer came: the server may have read it with the answered one",
+       10ms, 0ms, 40ms, 40ms, 200ms},
+      {"written after the last answer: not with any answered query; silent limit only", 50ms, 0ms, 40ms, 40ms, 370ms,
+       silent},
+      {"written long after an answered one, before its answer: its turn, not a stall; silent only", 750ms, 0ms,
+       1200ms, 1ms, 1000ms, silent},
+      {"written 3 ms after the answered one on a 1 ms upstream: one batch at the server", 3ms, 0ms, 4ms, 1ms, 104ms},
       {"fast upstream: at least 100 ms after the answer", 0ms, 0ms, 1ms, 1ms, 101ms},
       {"fast upstream, silent: at least 250 ms", 0ms, std::nullopt, std::nullopt, 1ms, 250ms, silent},
       {"slow upstream: at most 1 s after the answer, silent at most 1 s", 0ms, 0ms, 400ms, 400ms, 1000ms, silent},
@@ -64,5 +72,30 @@ TEST(StallDeadline, Table) {
                            r.kind == silent ? " (silent)" : "")
                .c_str());
     }
+  }
+}
+
+TEST(StallDeadline, ActionTable) {
+  struct ActionRow {
+    const char* situation;
+    bool proven;
+    std::size_t left_behind, silent;
+    StallAction expected;
+  };
+  const ActionRow rows[] = {
+      {"nothing due", false, 0, 0, StallAction::none},
+      {"nothing due, proven", true, 0, 0, StallAction::none},
+      {"one silent: duplicate", false, 0, 1, StallAction::duplicate},
+      {"silent ones on a proven upstream: duplicates", true, 0, 3, StallAction::duplicate},
+      {"one left behind, not proven: a dropping frontend", false, 1, 0, StallAction::close_and_resend},
+      {"one left behind on a proven upstream: a cache miss, duplicate", true, 1, 0, StallAction::duplicate},
+      {"one left behind and silent ones, proven: still one straggler", true, 1, 2, StallAction::duplicate},
+      {"several left behind on a proven upstream: its overtaking was dropping", true, 2, 0,
+       StallAction::close_and_resend},
+      {"many left behind, proven (a burst on dnsdist 1.7)", true, 19, 0, StallAction::close_and_resend},
+  };
+  for (const ActionRow& r : rows) {
+    const StallAction got = stall_action(r.proven, r.left_behind, r.silent);
+    if (got != r.expected) FAIL(r.situation);
   }
 }
