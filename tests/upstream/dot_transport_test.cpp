@@ -129,6 +129,12 @@ TEST_GROUP(DotTransport) {
     if (!dot) FAIL(err.c_str());
   }
   void make_transport() { make_transport(options(server->port())); }
+  // A server that reads queries and never answers.
+  static test::DotTestServer::Behaviour silent() {
+    test::DotTestServer::Behaviour b;
+    b.silent = true;
+    return b;
+  }
   // The set-up most tests share: a server scripted by `b` and a transport
   // to it with the default options.
   void serve(test::DotTestServer::Behaviour b = {}) {
@@ -157,6 +163,13 @@ TEST_GROUP(DotTransport) {
   void finish(Outcome& out, std::uint16_t id, const std::string& name) {
     start(out, id, name);
     run_until([&] { return out.calls > 0; }, 5000, "the exchange's callback");
+  }
+
+  // A failed exchange: its cause, and a detail that names what went wrong.
+  static void check_failed(const Outcome& out, Cause cause, const std::string& detail_part) {
+    LONGS_EQUAL(static_cast<int>(cause), static_cast<int>(out.result.cause));
+    if (out.result.detail.find(detail_part) == std::string::npos)
+      FAIL(log::cat("detail '", out.result.detail, "' lacks '", detail_part, "'").c_str());
   }
 
   void exchange_ok(std::uint16_t id, const std::string& name) {
@@ -451,8 +464,7 @@ TEST(DotTransport, FreshDialToClosedPortFailsConnect) {
   start(out, 9, "refused.example");
   LONGS_EQUAL(0, out.calls);  // never from inside start()
   run_until([&] { return out.calls > 0; });
-  LONGS_EQUAL(static_cast<int>(Cause::connect_failed), static_cast<int>(out.result.cause));
-  CHECK_TRUE(out.result.detail.find("refused") != std::string::npos);
+  check_failed(out, Cause::connect_failed, "refused");
   LONGS_EQUAL(0, dot->stats().redials);
   LONGS_EQUAL(1, logs->count(log::Level::warn, o.label));
 }
@@ -485,8 +497,7 @@ TEST(DotTransport, WrongTlsNameFailsTheCertificateCheck) {
   make_transport(o);
   Outcome out;
   finish(out, 3, "name.example");
-  LONGS_EQUAL(static_cast<int>(Cause::certificate), static_cast<int>(out.result.cause));
-  CHECK_TRUE(out.result.detail.find("name mismatch (expected other.test)") != std::string::npos);
+  check_failed(out, Cause::certificate, "name mismatch (expected other.test)");
   LONGS_EQUAL(1, logs->count(log::Level::warn, o.label));
   LONGS_EQUAL(0, dot->stats().connections_new);
 }
@@ -500,14 +511,11 @@ TEST(DotTransport, UnknownCaFailsTheCertificateCheck) {
   make_transport(o);
   Outcome out;
   finish(out, 3, "ca.example");
-  LONGS_EQUAL(static_cast<int>(Cause::certificate), static_cast<int>(out.result.cause));
-  CHECK_TRUE(out.result.detail.find("not trusted") != std::string::npos);
+  check_failed(out, Cause::certificate, "not trusted");
 }
 
 TEST(DotTransport, CancelOfSentExchangeClosesTheSession) {
-  test::DotTestServer::Behaviour b;
-  b.silent = true;
-  serve(b);
+  serve(silent());
   Outcome out;
   const auto id = start(out, 5, "cancel.example");
   run_until([&] { return server->queries() == 1; });
@@ -666,8 +674,7 @@ TEST(DotTransport, WrongQuestionIsBadResponseAndClosesTheSession) {
   serve(b);
   Outcome out;
   finish(out, 4, "question.example");
-  LONGS_EQUAL(static_cast<int>(Cause::bad_response), static_cast<int>(out.result.cause));
-  CHECK_TRUE(out.result.detail.find("question") != std::string::npos);
+  check_failed(out, Cause::bad_response, "question");
   LONGS_EQUAL(0, dot->stats().open_sessions);
   // Closed politely: the TLS layer was fine, the answer was not.
   run_until([&] { return server->close_notify_from_client() == 1; });
@@ -715,14 +722,11 @@ TEST(DotTransport, BlackHoleTimesOutTheDial) {
   make_transport(o);
   Outcome out;
   finish(out, 1, "void.example");
-  LONGS_EQUAL(static_cast<int>(Cause::handshake_failed), static_cast<int>(out.result.cause));
-  CHECK_TRUE(out.result.detail.find("timed out") != std::string::npos);
+  check_failed(out, Cause::handshake_failed, "timed out");
 }
 
 TEST(DotTransport, CloseAllCompletesOutstandingWithCancelledLater) {
-  test::DotTestServer::Behaviour b;
-  b.silent = true;
-  serve(b);
+  serve(silent());
   Outcome out[3];
   for (int i = 0; i < 3; ++i) start(out[i], 1, log::cat("closeall", i, ".example"));
   run_until([&] { return server->queries() == 3; });
@@ -735,9 +739,7 @@ TEST(DotTransport, CloseAllCompletesOutstandingWithCancelledLater) {
 }
 
 TEST(DotTransport, DestructionRunsNoCompletion) {
-  test::DotTestServer::Behaviour b;
-  b.silent = true;
-  serve(b);
+  serve(silent());
   Outcome out;
   start(out, 1, "gone.example");
   run_until([&] { return server->queries() == 1; });
