@@ -26,7 +26,6 @@
 # or two per dump on a loaded machine) finish on the one session.
 HS_IDLE_MS=${HS_IDLE_MS:-8000}
 
-hs_ir() { sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$1" | head -n1; }
 hs_minus() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "") print "-"; else printf "%.0f", a - b }'; }
 hs_metric() {  # hs_metric HTTP_ADDR:PORT KIND -> nxdns_upstream_tls_handshakes_total{kind=KIND}
   curl -s --max-time 5 "http://$1/metrics" |
@@ -48,11 +47,8 @@ handshake_once() {
   mark=$(pids_mark)
   start_fixture hs "$WORK/pki" --session-tickets --idle-close-ms "$HS_IDLE_MS"
   addr=$(pick_loopback)
-  SRV_WRAP=(valgrind --tool=callgrind "--callgrind-out-file=$WORK/hs-$srv.%p" --dump-instr=no --collect-systime=no)
-  server_start "$srv" "$addr" 5300 "$FIX_PORT_hs" "$WORK/pki" "$http"
-  local rc=$?
-  SRV_WRAP=()
-  [ $rc = 0 ] || { pids_release "$mark"; echo "$srv: did not start"; return; }
+  callgrind_server_start "$WORK/hs-$srv" "$srv" "$addr" 5300 "$FIX_PORT_hs" "$WORK/pki" "$http" ||
+    { pids_release "$mark"; echo "$srv: did not start"; return; }
   # The HTTP surface answers before any DNS query (no upstream session yet).
   for i in $(seq 1 100); do curl -s -o /dev/null --max-time 1 "http://$addr:$http/api/health" && break; sleep 0.1; done
   callgrind_control -z "$SRV_PID" >/dev/null 2>&1
@@ -76,10 +72,10 @@ handshake_once() {
   sleep 0.1
   base=$(ls "$WORK/hs-$srv".*.1 2>/dev/null | head -n1)
   base=${base%.1}
-  cold=$(hs_ir "$base.1")
-  warm=$(hs_ir "$base.2")
-  recon=$(hs_ir "$base.3")
-  burst=$(hs_ir "$base.4")
+  cold=$(ir_of "$base.1")
+  warm=$(ir_of "$base.2")
+  recon=$(ir_of "$base.3")
+  burst=$(ir_of "$base.4")
   printf '%-11s %-4s %-12s %-10s %-14s %-12s %-16s %-12s %-8s %s\n' "$srv" "$(fixture_tls "$WORK/hs.stats")" \
     "${cold:--}" "${warm:--}" "$(hs_minus "$cold" "$warm")" "${recon:--}" "$(hs_minus "$recon" "$warm")" \
     "${burst:--}" "$(awk -v b="$burst" 'BEGIN { if (b == "") print "-"; else printf "%.0f", b / 30 }')" \
@@ -143,24 +139,6 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   mkdir -p "$OUT"
   SRV_LIST=(nxdns-2.28)
   [ -n "$T36" ] && SRV_LIST+=(nxdns-3.6)
-  pids_mark() { echo "${#PIDS[@]}"; }
-  pids_release() {
-    local i
-    for ((i = $1; i < ${#PIDS[@]}; i++)); do kill "${PIDS[$i]}" 2>/dev/null; done
-    for ((i = $1; i < ${#PIDS[@]}; i++)); do wait "${PIDS[$i]}" 2>/dev/null; done
-    PIDS=("${PIDS[@]:0:$1}")
-  }
-  top_functions() {
-    awk -v n="$2" '
-      /PROGRAM TOTALS/ { gsub(",", "", $1); total = $1 + 0; next }
-      /file:function/ { body = 1; next }
-      body && /^ *[0-9][0-9,]* / {
-        ir = $1; gsub(",", "", ir); ir = ir + 0
-        line = $0; sub(/^ *[0-9,]+ +(\([^)]*\) +)?/, "", line)
-        if (total > 0 && ir >= 0.99 * total) next
-        if (total > 0 && shown < n) { printf "  %5.1f%%  %12s  %s\n", 100 * ir / total, $1, line; shown++ }
-      }' "$1"
-  }
   section_handshake
   echo "raw files: $OUT (KEEP_WORK=1 keeps them)"
 fi

@@ -258,3 +258,50 @@ smaps_summary() {
       for (n in rss) printf "%8d KiB  %s\n", rss[n], n | "sort -rn | head -n 12"
     }' "/proc/$1/smaps"
 }
+
+# ------------------------------------------------------ callgrind windows
+# bench/run.sh's "cpu" section and bench/handshake_cpu.sh count the daemon's
+# user-space instructions the same way: the daemon under callgrind, counters
+# zeroed (callgrind_control -z), one step run, dumped (-d; a dump zeroes).
+
+# Processes started since a mark are stopped together (a measurement's
+# fixture, relay and server), so nothing of one row survives into the next.
+pids_mark() { echo "${#PIDS[@]}"; }
+pids_release() {
+  local i
+  for ((i = $1; i < ${#PIDS[@]}; i++)); do kill "${PIDS[$i]}" 2>/dev/null; done
+  for ((i = $1; i < ${#PIDS[@]}; i++)); do wait "${PIDS[$i]}" 2>/dev/null; done
+  PIDS=("${PIDS[@]:0:$1}")
+}
+
+# callgrind_server_start OUT_PREFIX SERVER ADDR PORT UPPORT PKI [HTTP_PORT]:
+# server_start with the server under callgrind (no per-instruction data, no
+# system time); its dumps are OUT_PREFIX.PID.1, .2, ... in dump order.
+callgrind_server_start() {
+  local out=$1 rc
+  shift
+  SRV_WRAP=(valgrind --tool=callgrind "--callgrind-out-file=$out.%p" --dump-instr=no --collect-systime=no)
+  server_start "$@"
+  rc=$?
+  SRV_WRAP=()
+  return $rc
+}
+
+# ir_of DUMP: the instructions a callgrind dump counted.
+ir_of() { sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$1" | head -n1; }
+
+# top_functions ANNOTATE_FILE N: "share  Ir  function (object)" of the N
+# costliest functions, the share computed against the program total.
+top_functions() {
+  awk -v n="$2" '
+    /PROGRAM TOTALS/ { gsub(",", "", $1); total = $1 + 0; next }
+    /file:function/ { body = 1; next }
+    body && /^ *[0-9][0-9,]* / {
+      ir = $1; gsub(",", "", ir); ir = ir + 0
+      line = $0; sub(/^ *[0-9,]+ +(\([^)]*\) +)?/, "", line)
+      # Frames on the stack when callgrind dumps (main, the event loop) are
+      # listed with the whole window as their cost: not own work, skip them.
+      if (total > 0 && ir >= 0.99 * total) next
+      if (total > 0 && shown < n) { printf "  %5.1f%%  %12s  %s\n", 100 * ir / total, $1, line; shown++ }
+    }' "$1"
+}

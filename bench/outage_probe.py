@@ -8,7 +8,6 @@ for --seconds; an unanswered query counts as a timeout after --timeout.
 Loopback only: refuses any server address outside 127.0.0.0/8.
 """
 import argparse
-import ipaddress
 import json
 import random
 import select
@@ -16,19 +15,7 @@ import socket
 import struct
 import time
 
-QTYPES = {"A": 1, "AAAA": 28, "HTTPS": 65}
-
-
-def wire_name(name):
-    out = b""
-    for label in name.rstrip(".").split("."):
-        out += bytes([len(label)]) + label.encode()
-    return out + b"\0"
-
-
-def query(qid, name, qtype):
-    return struct.pack(">HHHHHH", qid, 0x0100, 1, 0, 0, 0) + wire_name(name) + struct.pack(">HH", qtype, 1)
-
+from dns_wire import QTYPES, query, require_loopback
 
 def pct(xs, p):
     if not xs:
@@ -49,8 +36,7 @@ def main():
     ap.add_argument("--within-ms", type=float, default=1800.0)
     ap.add_argument("--timeout", type=float, default=8.0)
     a = ap.parse_args()
-    if not ipaddress.ip_address(a.server).is_loopback:
-        raise SystemExit("outage_probe: loopback addresses only")
+    require_loopback(a.server, "outage_probe")
     known = []
     with open(a.known) as f:
         for ln in f:

@@ -119,15 +119,6 @@ HZ=$(getconf CLK_TCK)
 
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
 
-# Processes started since a mark are stopped together (a measurement's
-# fixture, relay and server), so nothing of one row survives into the next.
-pids_mark() { echo "${#PIDS[@]}"; }
-pids_release() {
-  local i
-  for ((i = $1; i < ${#PIDS[@]}; i++)); do kill "${PIDS[$i]}" 2>/dev/null; done
-  for ((i = $1; i < ${#PIDS[@]}; i++)); do wait "${PIDS[$i]}" 2>/dev/null; done
-  PIDS=("${PIDS[@]:0:$1}")
-}
 
 # ------------------------------------------------------------- the machine
 header() {
@@ -541,7 +532,6 @@ section_memory() {
 # window costs regardless of the query count (timers, the dump) cancels.
 CPU_N1=100
 CPU_N2=600
-ir_of() { sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$1" | head -n1; }
 
 section_cpu() {
   make_pki "$WORK/pki" dot.test
@@ -553,11 +543,8 @@ section_cpu() {
     mark=$(pids_mark)
     start_fixture up "$WORK/pki"
     addr=$(pick_loopback)
-    SRV_WRAP=(valgrind --tool=callgrind "--callgrind-out-file=$WORK/cg-$srv.%p" --dump-instr=no --collect-systime=no)
-    server_start "$srv" "$addr" 5300 "$FIX_PORT_up" "$WORK/pki"
-    local rc=$?
-    SRV_WRAP=()
-    [ $rc = 0 ] || { pids_release "$mark"; continue; }
+    callgrind_server_start "$WORK/cg-$srv" "$srv" "$addr" 5300 "$FIX_PORT_up" "$WORK/pki" ||
+      { pids_release "$mark"; continue; }
     dig @"$addr" -p 5300 +tries=1 +time=20 warm1.perf.test >/dev/null 2>&1
     dig @"$addr" -p 5300 +tries=1 +time=20 warm2.perf.test >/dev/null 2>&1
     gen_names "$WORK/n1" "$CPU_N1" "a$RANDOM"
@@ -596,22 +583,6 @@ section_cpu() {
     echo "-- $srv: top functions by own instructions over the $CPU_N2-query window (share of the window)"
     top_functions "$p" 10
   done
-}
-
-# top_functions ANNOTATE_FILE N: "share  Ir  function (object)" of the N
-# costliest functions, the share computed against the program total.
-top_functions() {
-  awk -v n="$2" '
-    /PROGRAM TOTALS/ { gsub(",", "", $1); total = $1 + 0; next }
-    /file:function/ { body = 1; next }
-    body && /^ *[0-9][0-9,]* / {
-      ir = $1; gsub(",", "", ir); ir = ir + 0
-      line = $0; sub(/^ *[0-9,]+ +(\([^)]*\) +)?/, "", line)
-      # Frames on the stack when callgrind dumps (main, the event loop) are
-      # listed with the whole window as their cost: not own work, skip them.
-      if (total > 0 && ir >= 0.99 * total) next
-      if (total > 0 && shown < n) { printf "  %5.1f%%  %12s  %s\n", 100 * ir / total, $1, line; shown++ }
-    }' "$1"
 }
 
 # --------------------------------------------------------------------- run

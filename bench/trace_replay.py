@@ -5,7 +5,6 @@ sent, answered, rcodes, and client-seen latency p50/p99 in milliseconds.
 Loopback only: refuses any server address outside 127.0.0.0/8.
 """
 import argparse
-import ipaddress
 import json
 import random
 import select
@@ -13,15 +12,7 @@ import socket
 import struct
 import time
 
-QTYPES = {"A": 1, "AAAA": 28, "HTTPS": 65}
-
-
-def wire_name(name):
-    out = b""
-    for label in name.rstrip(".").split("."):
-        out += bytes([len(label)]) + label.encode()
-    return out + b"\0"
-
+from dns_wire import QTYPES, query, require_loopback
 
 def main():
     ap = argparse.ArgumentParser()
@@ -32,8 +23,7 @@ def main():
     ap.add_argument("--limit", type=int, default=0, help="stop after N queries (0 = all)")
     ap.add_argument("--timeout", type=float, default=3.0)
     a = ap.parse_args()
-    if not ipaddress.ip_address(a.server).is_loopback:
-        raise SystemExit("trace_replay: loopback addresses only")
+    require_loopback(a.server, "trace_replay")
 
     lines = []
     with open(a.trace) as f:
@@ -80,7 +70,7 @@ def main():
         next_id = (next_id + 1) & 0xFFFF
         while next_id in pending:
             next_id = (next_id + 1) & 0xFFFF
-        pkt = struct.pack(">HHHHHH", next_id, 0x0100, 1, 0, 0, 0) + wire_name(name) + struct.pack(">HH", qtype, 1)
+        pkt = query(next_id, name, qtype)
         pending[next_id] = time.monotonic()
         sock.sendto(pkt, (a.server, a.port))
         i += 1

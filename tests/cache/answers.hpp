@@ -7,30 +7,17 @@
 #include <vector>
 
 #include "dns/message.hpp"
+#include "dns/packets.hpp"
 
 namespace nxdns::cache::packets {
 
-inline void u16(dns::Bytes& b, std::uint16_t v) {
-  b.push_back(static_cast<std::uint8_t>(v >> 8));
-  b.push_back(static_cast<std::uint8_t>(v & 0xFF));
-}
-inline void u32(dns::Bytes& b, std::uint32_t v) {
-  u16(b, static_cast<std::uint16_t>(v >> 16));
-  u16(b, static_cast<std::uint16_t>(v & 0xFFFF));
-}
-inline dns::Bytes wname(std::string_view text) {
-  dns::Bytes b;
-  while (!text.empty()) {
-    const auto dot = text.find('.');
-    const auto label = text.substr(0, dot);
-    b.push_back(static_cast<std::uint8_t>(label.size()));
-    b.insert(b.end(), label.begin(), label.end());
-    if (dot == std::string_view::npos) break;
-    text.remove_prefix(dot + 1);
-  }
-  b.push_back(0);
-  return b;
-}
+// The byte writers are the codec tests' (one test-packet builder); this
+// header adds the answer shapes the cache tests need.
+using dns::test::header;
+using dns::test::opt_rr;
+using dns::test::u16;
+using dns::test::u32;
+using dns::test::wname;
 
 inline constexpr std::uint16_t t_a = 1, t_ns = 2, t_cname = 5, t_soa = 6, t_aaaa = 28, t_opt = 41;
 
@@ -74,26 +61,14 @@ inline void put_rec(dns::Bytes& b, const Rec& r) {
 }
 
 inline dns::Bytes build(const Answer& a) {
-  dns::Bytes b;
-  u16(b, a.id);
-  u16(b, a.flags);
-  u16(b, 1);
-  u16(b, static_cast<std::uint16_t>(a.answer.size()));
-  u16(b, static_cast<std::uint16_t>(a.authority.size()));
-  u16(b, a.opt ? 1 : 0);
-  const dns::Bytes n = wname(a.qname);
-  b.insert(b.end(), n.begin(), n.end());
+  dns::Bytes b = header(a.id, a.flags, 1, static_cast<std::uint16_t>(a.answer.size()),
+                        static_cast<std::uint16_t>(a.authority.size()), a.opt ? 1 : 0);
+  dns::test::append(b, wname(a.qname));
   u16(b, a.qtype);
   u16(b, 1);
   for (const Rec& r : a.answer) put_rec(b, r);
   for (const Rec& r : a.authority) put_rec(b, r);
-  if (a.opt) {
-    b.push_back(0);
-    u16(b, t_opt);
-    u16(b, 1232);
-    u32(b, static_cast<std::uint32_t>(a.ext_rcode) << 24);
-    u16(b, 0);
-  }
+  if (a.opt) dns::test::append(b, opt_rr(1232, static_cast<std::uint32_t>(a.ext_rcode) << 24));
   return b;
 }
 

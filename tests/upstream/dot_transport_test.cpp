@@ -129,6 +129,18 @@ TEST_GROUP(DotTransport) {
     if (!dot) FAIL(err.c_str());
   }
   void make_transport() { make_transport(options(server->port())); }
+  // A server that reads queries and never answers.
+  static test::DotTestServer::Behaviour silent() {
+    test::DotTestServer::Behaviour b;
+    b.silent = true;
+    return b;
+  }
+  // The set-up most tests share: a server scripted by `b` and a transport
+  // to it with the default options.
+  void serve(test::DotTestServer::Behaviour b = {}) {
+    start_server(b);
+    make_transport();
+  }
 
   // Runs the loop until `pred` holds; fails the test after `ms`.
   void run_until(const std::function<bool()>& pred, int ms = 5000, const char* what = "condition") {
@@ -147,10 +159,22 @@ TEST_GROUP(DotTransport) {
     });
   }
 
+  // Starts an exchange and runs the loop until its callback ran (once).
+  void finish(Outcome& out, std::uint16_t id, const std::string& name) {
+    start(out, id, name);
+    run_until([&] { return out.calls > 0; }, 5000, "the exchange's callback");
+  }
+
+  // A failed exchange: its cause, and a detail that names what went wrong.
+  static void check_failed(const Outcome& out, Cause cause, const std::string& detail_part) {
+    LONGS_EQUAL(static_cast<int>(cause), static_cast<int>(out.result.cause));
+    if (out.result.detail.find(detail_part) == std::string::npos)
+      FAIL(log::cat("detail '", out.result.detail, "' lacks '", detail_part, "'").c_str());
+  }
+
   void exchange_ok(std::uint16_t id, const std::string& name) {
     Outcome out;
-    start(out, id, name);
-    run_until([&] { return out.calls > 0; }, 5000, "an answer");
+    finish(out, id, name);
     if (!out.result.ok()) {
       FAIL(log::cat("exchange failed: ", describe(out.result.cause), ": ", out.result.detail).c_str());
     }
@@ -160,8 +184,7 @@ TEST_GROUP(DotTransport) {
 };
 
 TEST(DotTransport, TwoSequentialExchangesShareOneConnection) {
-  start_server();
-  make_transport();
+  serve();
   exchange_ok(0x1111, "one.example");
   exchange_ok(0x2222, "two.example");
 
@@ -179,8 +202,7 @@ TEST(DotTransport, TwoSequentialExchangesShareOneConnection) {
 }
 
 TEST(DotTransport, QueriesAreFramedPaddedAndCarryFreshIds) {
-  start_server();
-  make_transport();
+  serve();
   exchange_ok(0x4242, "pad.example");
   LONGS_EQUAL(1, server->queries());
   const dns::Bytes& wire = server->received()[0].wire;
@@ -192,11 +214,9 @@ TEST(DotTransport, QueriesAreFramedPaddedAndCarryFreshIds) {
 TEST(DotTransport, ResponsePaddingIsStrippedBeforeReturning) {
   test::DotTestServer::Behaviour b;
   b.response_padding = 40;
-  start_server(b);
-  make_transport();
+  serve(b);
   Outcome out;
-  start(out, 7, "padded.example");
-  run_until([&] { return out.calls > 0; });
+  finish(out, 7, "padded.example");
   CHECK_TRUE(out.result.ok());
   const dns::Bytes stripped = dns::strip_padding(out.result.response);
   LONGS_EQUAL(stripped.size(), out.result.response.size());
@@ -236,8 +256,7 @@ TEST(DotTransport, PipelinedExchangesAnsweredOutOfOrderReachTheirCallers) {
 }
 
 TEST(DotTransport, ColdBurstSpreadsOverParallelSessions) {
-  start_server();
-  make_transport();
+  serve();
   constexpr int n = 30;
   Outcome out[n];
   for (int i = 0; i < n; ++i) start(out[i], static_cast<std::uint16_t>(i), log::cat("burst", i, ".example"));
@@ -264,8 +283,7 @@ TEST(DotTransport, ColdBurstSpreadsOverParallelSessions) {
 }
 
 TEST(DotTransport, WarmBurstStaysOnOpenSessions) {
-  start_server();
-  make_transport();
+  serve();
   // Open sessions with a cold burst, then run a second one on them.
   constexpr int n = 30;
   Outcome cold[n], warm[n];
@@ -292,8 +310,7 @@ TEST(DotTransport, BurstAfterOneQueryPipelinesOnTheOpenSession) {
   // Issue 15 item 1: the household's usual state (one session kept open by a
   // trickle of queries). The burst rides that session in one round trip;
   // sessions dialled meanwhile are headroom and carry nothing.
-  start_server();
-  make_transport();
+  serve();
   exchange_ok(1, "first.example");
   constexpr int n = 30;
   Outcome out[n];
@@ -368,8 +385,7 @@ TEST(DotTransport, PartialAnswersAreResentOnceLongBeforeTheBudget) {
   // query on the wire per session, and all are answered.
   test::DotTestServer::Behaviour b;
   b.answer_first_of_batch = true;
-  start_server(b);
-  make_transport();
+  serve(b);
   exchange_ok(1, "first.example");
   constexpr int n = 12;
   Outcome out[n];
@@ -397,8 +413,7 @@ TEST(DotTransport, PartialAnswersAreResentOnceLongBeforeTheBudget) {
 TEST(DotTransport, ServerCloseOnReusedSessionIsRecoveredByExactlyOneRedial) {
   test::DotTestServer::Behaviour b;
   b.close_on_query_after = 1;  // each connection answers one query, then drops the next
-  start_server(b);
-  make_transport();
+  serve(b);
   exchange_ok(1, "first.example");
   exchange_ok(2, "second.example");
 
@@ -415,14 +430,12 @@ TEST(DotTransport, ServerCloseOnReusedSessionIsRecoveredByExactlyOneRedial) {
 TEST(DotTransport, RedialThatAlsoFailsIsFinal) {
   test::DotTestServer::Behaviour b;
   b.close_on_query_after = 1;
-  start_server(b);
-  make_transport();
+  serve(b);
   exchange_ok(1, "first.example");
   // From now on every connection drops its first query too.
   server->behaviour().close_on_query_after = 0;
   Outcome out;
-  start(out, 2, "second.example");
-  run_until([&] { return out.calls > 0; });
+  finish(out, 2, "second.example");
   CHECK_FALSE(out.result.ok());
   CHECK_TRUE(upstream::is_connection_lifecycle(out.result.cause));
   LONGS_EQUAL(2, server->accepts());  // the original and exactly one redial
@@ -433,12 +446,10 @@ TEST(DotTransport, RedialThatAlsoFailsIsFinal) {
 TEST(DotTransport, PrefixByteThenCloseOnReusedSessionIsFinalWithoutRedial) {
   test::DotTestServer::Behaviour b;
   b.prefix_byte_then_close_after = 1;
-  start_server(b);
-  make_transport();
+  serve(b);
   exchange_ok(1, "first.example");
   Outcome out;
-  start(out, 2, "second.example");
-  run_until([&] { return out.calls > 0; });
+  finish(out, 2, "second.example");
   CHECK_FALSE(out.result.ok());
   run_for(50);
   LONGS_EQUAL(1, server->accepts());
@@ -453,8 +464,7 @@ TEST(DotTransport, FreshDialToClosedPortFailsConnect) {
   start(out, 9, "refused.example");
   LONGS_EQUAL(0, out.calls);  // never from inside start()
   run_until([&] { return out.calls > 0; });
-  LONGS_EQUAL(static_cast<int>(Cause::connect_failed), static_cast<int>(out.result.cause));
-  CHECK_TRUE(out.result.detail.find("refused") != std::string::npos);
+  check_failed(out, Cause::connect_failed, "refused");
   LONGS_EQUAL(0, dot->stats().redials);
   LONGS_EQUAL(1, logs->count(log::Level::warn, o.label));
 }
@@ -486,10 +496,8 @@ TEST(DotTransport, WrongTlsNameFailsTheCertificateCheck) {
   o.tls_name = "other.test";
   make_transport(o);
   Outcome out;
-  start(out, 3, "name.example");
-  run_until([&] { return out.calls > 0; });
-  LONGS_EQUAL(static_cast<int>(Cause::certificate), static_cast<int>(out.result.cause));
-  CHECK_TRUE(out.result.detail.find("name mismatch (expected other.test)") != std::string::npos);
+  finish(out, 3, "name.example");
+  check_failed(out, Cause::certificate, "name mismatch (expected other.test)");
   LONGS_EQUAL(1, logs->count(log::Level::warn, o.label));
   LONGS_EQUAL(0, dot->stats().connections_new);
 }
@@ -502,17 +510,12 @@ TEST(DotTransport, UnknownCaFailsTheCertificateCheck) {
   o.ca_file = other_ca.path();
   make_transport(o);
   Outcome out;
-  start(out, 3, "ca.example");
-  run_until([&] { return out.calls > 0; });
-  LONGS_EQUAL(static_cast<int>(Cause::certificate), static_cast<int>(out.result.cause));
-  CHECK_TRUE(out.result.detail.find("not trusted") != std::string::npos);
+  finish(out, 3, "ca.example");
+  check_failed(out, Cause::certificate, "not trusted");
 }
 
 TEST(DotTransport, CancelOfSentExchangeClosesTheSession) {
-  test::DotTestServer::Behaviour b;
-  b.silent = true;
-  start_server(b);
-  make_transport();
+  serve(silent());
   Outcome out;
   const auto id = start(out, 5, "cancel.example");
   run_until([&] { return server->queries() == 1; });
@@ -601,8 +604,7 @@ TEST(DotTransport, ServerClosingBeforeAnyAnswerIsFinalNotRequeued) {
 }
 
 TEST(DotTransport, CancelOfUnsentExchangeKeepsTheSession) {
-  start_server();
-  make_transport();
+  serve();
   exchange_ok(1, "warm.example");
   Outcome out;
   const auto id = start(out, 2, "never.example");
@@ -643,8 +645,7 @@ TEST(DotTransport, CancelOfAnAnsweredExchangeSuppressesItsCompletion) {
 }
 
 TEST(DotTransport, IdlePeerCloseIsNoticedWithoutAQuery) {
-  start_server();
-  make_transport();
+  serve();
   exchange_ok(1, "idle.example");
   LONGS_EQUAL(1, dot->stats().open_sessions);
   server->close_all_connections();
@@ -659,11 +660,9 @@ TEST(DotTransport, IdlePeerCloseIsNoticedWithoutAQuery) {
 TEST(DotTransport, WrongIdIsBadResponseAndClosesTheSession) {
   test::DotTestServer::Behaviour b;
   b.wrong_id = true;
-  start_server(b);
-  make_transport();
+  serve(b);
   Outcome out;
-  start(out, 4, "id.example");
-  run_until([&] { return out.calls > 0; });
+  finish(out, 4, "id.example");
   LONGS_EQUAL(static_cast<int>(Cause::bad_response), static_cast<int>(out.result.cause));
   LONGS_EQUAL(0, dot->stats().open_sessions);
   run_until([&] { return server->closed_by_client() == 1; });
@@ -672,13 +671,10 @@ TEST(DotTransport, WrongIdIsBadResponseAndClosesTheSession) {
 TEST(DotTransport, WrongQuestionIsBadResponseAndClosesTheSession) {
   test::DotTestServer::Behaviour b;
   b.wrong_question = true;
-  start_server(b);
-  make_transport();
+  serve(b);
   Outcome out;
-  start(out, 4, "question.example");
-  run_until([&] { return out.calls > 0; });
-  LONGS_EQUAL(static_cast<int>(Cause::bad_response), static_cast<int>(out.result.cause));
-  CHECK_TRUE(out.result.detail.find("question") != std::string::npos);
+  finish(out, 4, "question.example");
+  check_failed(out, Cause::bad_response, "question");
   LONGS_EQUAL(0, dot->stats().open_sessions);
   // Closed politely: the TLS layer was fine, the answer was not.
   run_until([&] { return server->close_notify_from_client() == 1; });
@@ -687,8 +683,7 @@ TEST(DotTransport, WrongQuestionIsBadResponseAndClosesTheSession) {
 TEST(DotTransport, ServerKeepaliveShortensTheIdleTimeout) {
   test::DotTestServer::Behaviour b;
   b.keepalive = 5;  // 500 ms: the client must close at ~400 ms
-  start_server(b);
-  make_transport();
+  serve(b);
   exchange_ok(1, "keepalive.example");
   const auto t0 = std::chrono::steady_clock::now();
   run_until([&] { return dot->stats().open_sessions == 0; }, 3000, "the keepalive idle close");
@@ -701,8 +696,7 @@ TEST(DotTransport, ServerKeepaliveShortensTheIdleTimeout) {
 TEST(DotTransport, KeepaliveZeroDrainsTheSession) {
   test::DotTestServer::Behaviour b;
   b.keepalive = 0;
-  start_server(b);
-  make_transport();
+  serve(b);
   exchange_ok(1, "drain.example");
   run_until([&] { return dot->stats().open_sessions == 0; }, 1000, "the drain");
   exchange_ok(2, "again.example");
@@ -727,17 +721,12 @@ TEST(DotTransport, BlackHoleTimesOutTheDial) {
   o.dial_timeout = std::chrono::milliseconds(200);
   make_transport(o);
   Outcome out;
-  start(out, 1, "void.example");
-  run_until([&] { return out.calls > 0; });
-  LONGS_EQUAL(static_cast<int>(Cause::handshake_failed), static_cast<int>(out.result.cause));
-  CHECK_TRUE(out.result.detail.find("timed out") != std::string::npos);
+  finish(out, 1, "void.example");
+  check_failed(out, Cause::handshake_failed, "timed out");
 }
 
 TEST(DotTransport, CloseAllCompletesOutstandingWithCancelledLater) {
-  test::DotTestServer::Behaviour b;
-  b.silent = true;
-  start_server(b);
-  make_transport();
+  serve(silent());
   Outcome out[3];
   for (int i = 0; i < 3; ++i) start(out[i], 1, log::cat("closeall", i, ".example"));
   run_until([&] { return server->queries() == 3; });
@@ -750,10 +739,7 @@ TEST(DotTransport, CloseAllCompletesOutstandingWithCancelledLater) {
 }
 
 TEST(DotTransport, DestructionRunsNoCompletion) {
-  test::DotTestServer::Behaviour b;
-  b.silent = true;
-  start_server(b);
-  make_transport();
+  serve(silent());
   Outcome out;
   start(out, 1, "gone.example");
   run_until([&] { return server->queries() == 1; });
@@ -766,8 +752,7 @@ TEST(DotTransport, DestructionRunsNoCompletion) {
 }
 
 TEST(DotTransport, CompletionMayDestroyTheTransport) {
-  start_server();
-  make_transport();
+  serve();
   Outcome second;
   const dns::Bytes q = query_for(1, "first.example");
   // Two answers due in the same flush; the first one's completion destroys
