@@ -1,6 +1,7 @@
 #include "upstream/curl_multi.hpp"
 
 #include <event2/event.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -22,6 +23,14 @@ namespace {
 CURLcode global_init() {
   static const CURLcode rc = curl_lib().global_init(CURL_GLOBAL_DEFAULT);
   return rc;
+}
+
+// Whether a socket takes writes now (a zero-timeout poll).
+bool writable_now(evutil_socket_t fd) {
+  pollfd p{};
+  p.fd = fd;
+  p.events = POLLOUT;
+  return ::poll(&p, 1, 0) == 1 && (p.revents & POLLOUT) != 0;
 }
 
 timeval ms_to_timeval(long ms) {
@@ -267,6 +276,18 @@ void CurlMulti::on_socket_event(evutil_socket_t fd, short events, void* arg) noe
   int mask = 0;
   if (events & EV_READ) mask |= CURL_CSELECT_IN;
   if (events & EV_WRITE) mask |= CURL_CSELECT_OUT;
+  // curl applies this mask to the connection, i.e. to every transfer on it
+  // (conn->cselect_bits in 7.88), and a readable-only mask keeps a transfer
+  // that has just sent its request HEADERS in this very action from sending
+  // its POST body (DATA) until a later writable event. Meanwhile the next
+  // transfer's HEADERS go out, so the wire reads HEADERS(A) HEADERS(B)
+  // DATA(A): interleaved requests. Knot Resolver 5.6 refuses a stream whose
+  // HEADERS arrive while another request's body is still open
+  // (RST_STREAM REFUSED_STREAM), and curl answers each refusal by retiring
+  // the whole connection and re-sending on a new one: a new connection every
+  // 100-200 exchanges under load (issue 13 item 6). So a readable event also
+  // says whether the socket is writable, as it is nearly always.
+  if ((events & EV_READ) && !(events & EV_WRITE) && writable_now(fd)) mask |= CURL_CSELECT_OUT;
   try {
     self->action(fd, mask);
   } catch (const std::exception& e) {
