@@ -276,12 +276,13 @@ void CurlMulti::on_socket_event(evutil_socket_t fd, short events, void* arg) noe
   int mask = 0;
   if (events & EV_READ) mask |= CURL_CSELECT_IN;
   if (events & EV_WRITE) mask |= CURL_CSELECT_OUT;
-  // curl applies this mask to the connection, i.e. to every transfer on it
-  // (conn->cselect_bits in 7.88), and a readable-only mask keeps a transfer
-  // that has just sent its request HEADERS in this very action from sending
-  // its POST body (DATA) until a later writable event. Meanwhile the next
-  // transfer's HEADERS go out, so the wire reads HEADERS(A) HEADERS(B)
-  // DATA(A): interleaved requests. Knot Resolver 5.6 refuses a stream whose
+  // curl 7.88 stores this mask on the connection (conn->cselect_bits), not
+  // on one transfer: the first transfer of the HTTP/2 connection that runs
+  // in this action takes it as the socket's state. A readable-only mask so
+  // keeps a transfer that has just sent its request HEADERS in this very
+  // action from sending its POST body (DATA) until a later writable event,
+  // while the next transfer's HEADERS go out at once: the wire reads
+  // HEADERS(A) HEADERS(B) DATA(A), interleaved requests. Knot Resolver 5.6 refuses a stream whose
   // HEADERS arrive while another request's body is still open
   // (RST_STREAM REFUSED_STREAM), and curl answers each refusal by retiring
   // the whole connection and re-sending on a new one: a new connection every
