@@ -273,22 +273,10 @@ void CurlMulti::on_socket_event(evutil_socket_t fd, short events, void* arg) noe
   // The watch may be freed inside the action (CURL_POLL_REMOVE): read what
   // is needed first.
   CurlMulti* self = static_cast<SocketWatch*>(arg)->owner;
-  int mask = 0;
-  if (events & EV_READ) mask |= CURL_CSELECT_IN;
-  if (events & EV_WRITE) mask |= CURL_CSELECT_OUT;
-  // curl 7.88 stores this mask on the connection (conn->cselect_bits), not
-  // on one transfer: the first transfer of the HTTP/2 connection that runs
-  // in this action takes it as the socket's state. A readable-only mask so
-  // keeps a transfer that has just sent its request HEADERS in this very
-  // action from sending its POST body (DATA) until a later writable event,
-  // while the next transfer's HEADERS go out at once: the wire reads
-  // HEADERS(A) HEADERS(B) DATA(A), interleaved requests. Knot Resolver 5.6 refuses a stream whose
-  // HEADERS arrive while another request's body is still open
-  // (RST_STREAM REFUSED_STREAM), and curl answers each refusal by retiring
-  // the whole connection and re-sending on a new one: a new connection every
-  // 100-200 exchanges under load (issue 13 item 6). So a readable event also
-  // says whether the socket is writable, as it is nearly always.
-  if ((events & EV_READ) && !(events & EV_WRITE) && writable_now(fd)) mask |= CURL_CSELECT_OUT;
+  // A readable-only report also says whether the socket is writable (see
+  // socket_action_mask): a POST's HEADERS and body then leave together.
+  const int mask = socket_action_mask((events & EV_READ) != 0, (events & EV_WRITE) != 0,
+                                      [fd] { return writable_now(fd); });
   try {
     self->action(fd, mask);
   } catch (const std::exception& e) {
