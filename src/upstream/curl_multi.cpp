@@ -1,6 +1,7 @@
 #include "upstream/curl_multi.hpp"
 
 #include <event2/event.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -22,6 +23,14 @@ namespace {
 CURLcode global_init() {
   static const CURLcode rc = curl_lib().global_init(CURL_GLOBAL_DEFAULT);
   return rc;
+}
+
+// Whether a socket takes writes now (a zero-timeout poll).
+bool writable_now(evutil_socket_t fd) {
+  pollfd p{};
+  p.fd = fd;
+  p.events = POLLOUT;
+  return ::poll(&p, 1, 0) == 1 && (p.revents & POLLOUT) != 0;
 }
 
 timeval ms_to_timeval(long ms) {
@@ -264,9 +273,10 @@ void CurlMulti::on_socket_event(evutil_socket_t fd, short events, void* arg) noe
   // The watch may be freed inside the action (CURL_POLL_REMOVE): read what
   // is needed first.
   CurlMulti* self = static_cast<SocketWatch*>(arg)->owner;
-  int mask = 0;
-  if (events & EV_READ) mask |= CURL_CSELECT_IN;
-  if (events & EV_WRITE) mask |= CURL_CSELECT_OUT;
+  // A readable-only report also says whether the socket is writable (see
+  // socket_action_mask): a POST's HEADERS and body then leave together.
+  const int mask = socket_action_mask((events & EV_READ) != 0, (events & EV_WRITE) != 0,
+                                      [fd] { return writable_now(fd); });
   try {
     self->action(fd, mask);
   } catch (const std::exception& e) {

@@ -169,6 +169,25 @@ class CurlMulti {
   int in_curl_ = 0;  // depth of curl_multi_socket_action frames on the stack
 };
 
+// The events mask handed to curl_multi_socket_action for a readiness
+// report from the loop: CURL_CSELECT_IN when readable, CURL_CSELECT_OUT when
+// writable, and CURL_CSELECT_OUT too when only readability was reported and
+// `writable_now()` (asked only then) says the socket takes writes. curl 7.88
+// stores the mask on the connection (conn->cselect_bits), where the first
+// HTTP/2 transfer to run in the action takes it as the socket's state; a
+// readable-only mask kept a transfer that had just sent its POST HEADERS
+// from sending its body in the same action while the next transfer's
+// HEADERS went out: interleaved requests, which Knot Resolver 5.6 refuses
+// (RST_STREAM REFUSED_STREAM) and curl answers by retiring the connection
+// (issue 13 item 6, docs/architecture.md "No connection churn").
+template <class WritableNow>
+int socket_action_mask(bool readable, bool writable, WritableNow&& writable_now) {
+  int mask = 0;
+  if (readable) mask |= CURL_CSELECT_IN;
+  if (writable || (readable && writable_now())) mask |= CURL_CSELECT_OUT;
+  return mask;
+}
+
 // "TLSv1.3": the protocol of the TLS session under a transfer, read while
 // the transfer is active (CURLINFO_TLS_SSL_PTR). "" when the TLS backend
 // cannot say.

@@ -485,9 +485,9 @@ void DohTransport::on_started(Exchange& ex) {
   }
   // The limit is the server's (SETTINGS_MAX_CONCURRENT_STREAMS), not a
   // connection's: it is kept across reconnections. Forgetting it whenever
-  // the connections are replaced (under load against Knot Resolver 5.6
-  // curl closes one every 100-200 exchanges; see docs/architecture.md)
-  // would re-open the hidden queue each time.
+  // a connection is replaced (a server's GOAWAY after N streams, a refused
+  // stream: curl retires the connection) would re-open the hidden queue
+  // each time.
   const std::size_t open = host_->open_sockets;
   // Every slot has a connection and curl holds back some of ours that it
   // has already looked at (added before the previous action): it is
