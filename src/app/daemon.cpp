@@ -327,7 +327,8 @@ std::string Daemon::apply_reload(config::Config next, const ReloadPlan& plan,
   };
   pool_->apply(std::move(change));
   engine_->set_total_budget(next.budgets.total);
-  if (cache_ && plan.cache_changed) cache_->apply_options(cache_options(next));
+  // The cache's flight budget follows budgets.total too.
+  if (cache_ && (plan.cache_changed || plan.budgets_changed)) cache_->apply_options(cache_options(next));
   if (!log_level_override_) log::set_level(next.log_level);
 
   // Unchanged listeners are not touched: their sockets never stop reading.

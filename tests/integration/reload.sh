@@ -68,9 +68,23 @@ burst() {
 }
 upstream_urls() { curl -s --max-time 5 "http://$HTTP/metrics" | sed -n 's/^nxdns_upstream_slots{.*url="\([^"]*\)".*/\1/p' | sort | tr '\n' ' '; }
 
+# systemd's side of the notify protocol: every datagram, one per line.
+python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+out = open(sys.argv[2], "a", buffering=1)
+while True:
+    out.write(s.recv(4096).decode().replace("\n", "|") + "\n")
+' "$WORK/notify.sock" "$WORK/notify.log" &
+PIDS+=("$!")
+for i in $(seq 1 100); do [ -S "$WORK/notify.sock" ] && break; sleep 0.05; done
+
 # ---- start on A alone, warm it ---------------------------------------------
 write_config "$LISTEN1" "$(upstream "$FIX_PORT_A" 5)"
+export NOTIFY_SOCKET="$WORK/notify.sock"
 start_daemon "$CONF" "$ADDR" "$PORT"
+unset NOTIFY_SOCKET
 read -r sf to wall < <(burst warm-a.test "$WORK/warm-a.json")
 [ "$sf" = 0 ] && [ "$to" = 0 ] || fail "warm-up burst on A: $sf SERVFAIL, $to timeouts"
 A_ACCEPTS=$(stat "$WORK/A.stats" accepts)
@@ -162,4 +176,13 @@ grep -q '"reloaded":true' "$WORK/reload-ok.out" || fail "nxdns reload printed: $
 pass "nxdns reload: exit 1 with the daemon's error ($(head -c 120 "$WORK/reload-bad.err")...), exit 0 once fixed"
 
 stop_daemon
+# Five reloads (two applied by SIGHUP, one refused, then nxdns reload refused
+# and applied): each RELOADING=1 with MONOTONIC_USEC, then READY=1, whether
+# the file applied or not (systemd's Type=notify-reload protocol).
+notes=$(tr '\n' ' ' <"$WORK/notify.log")
+reloads=$(grep -cE '^RELOADING=1\|MONOTONIC_USEC=[0-9]+$' "$WORK/notify.log" || true)
+[ "$reloads" = 5 ] || fail "sd_notify: $reloads RELOADING=1 + MONOTONIC_USEC messages, want 5: $notes"
+pattern='^READY=1 (RELOADING=1\|MONOTONIC_USEC=[0-9]+ READY=1 ){5}STOPPING=1 $'
+[[ "$notes" =~ $pattern ]] || fail "sd_notify sequence: $notes"
+pass "sd_notify: READY=1, five times RELOADING=1 + MONOTONIC_USEC then READY=1, STOPPING=1"
 echo "reload: all passed"
