@@ -13,7 +13,10 @@
 #   - SIGHUP with a broken file: one log line with FILE:LINE:COL, the daemon
 #     still answers from the same upstream set (/metrics);
 #   - `nxdns reload` prints the same error and exits 1 while the file is
-#     broken, applies and exits 0 once it is fixed.
+#     broken, applies and exits 0 once it is fixed (dropping the listener
+#     added before: it stops answering, the other one does not);
+#   - every reload, applied or refused, is RELOADING=1 + MONOTONIC_USEC then
+#     READY=1 on NOTIFY_SOCKET (systemd's reload protocol).
 source "$(dirname "$0")/lib.sh"
 require_program dig "the DNS client the checks use"
 require_program curl "reads the daemon's /metrics"
@@ -167,13 +170,18 @@ nx reload --http "$HTTP" >"$WORK/reload-bad.out" 2>"$WORK/reload-bad.err" || rc=
 [ "$rc" = 1 ] || fail "nxdns reload with a broken file: exit $rc, want 1"
 grep -q "\"reloaded\":false" "$WORK/reload-bad.err" && grep -q "$CONF:$BAD_LINE:15: upstreams\[1\].priority" "$WORK/reload-bad.err" ||
   fail "nxdns reload did not print the error: $(cat "$WORK/reload-bad.err")"
-sed -i 's/priority: high/priority: 0/' "$CONF"
+# Fixed, and the second listener dropped.
+write_config "$LISTEN1" "$(upstream "$FIX_PORT_A" 5; upstream "$FIX_PORT_C" 0)"
 rc=0
 nx reload --http "$HTTP" >"$WORK/reload-ok.out" 2>"$WORK/reload-ok.err" || rc=$?
 [ "$rc" = 0 ] || fail "nxdns reload with a good file: exit $rc: $(cat "$WORK/reload-ok.err")"
 grep -q '"reloaded":true' "$WORK/reload-ok.out" || fail "nxdns reload printed: $(cat "$WORK/reload-ok.out")"
 [ "$(stat "$WORK/A.stats" accepts)" = "$A_ACCEPTS" ] || fail "nxdns reload redialled A"
-pass "nxdns reload: exit 1 with the daemon's error ($(head -c 120 "$WORK/reload-bad.err")...), exit 0 once fixed"
+grep -q "listeners: 1 kept, 1 closed, 0 opened; stopped listening on $ADDR2:$PORT" "$WORK/reload-ok.out" ||
+  fail "nxdns reload did not report the removed listener: $(cat "$WORK/reload-ok.out")"
+[ -z "$(dig_status "$ADDR2" "$PORT" removed-listener.test +tries=1 +time=1)" ] || fail "the removed listener $ADDR2:$PORT still answers"
+[ "$(dig_status "$ADDR" "$PORT" kept-listener.test)" = NOERROR ] || fail "the kept listener stopped answering after nxdns reload"
+pass "nxdns reload: exit 1 with the daemon's error ($(head -c 120 "$WORK/reload-bad.err")...), exit 0 once fixed; the dropped listener went quiet"
 
 stop_daemon
 # Five reloads (two applied by SIGHUP, one refused, then nxdns reload refused
