@@ -181,8 +181,8 @@ std::unique_ptr<Daemon> Daemon::create(const config::Config& cfg, const Transpor
   static constexpr Handler handlers[] = {
       {SIGTERM, [](Daemon& d) { d.begin_shutdown("SIGTERM"); }},
       {SIGINT, [](Daemon& d) { d.begin_shutdown("SIGINT"); }},
-      // SIGHUP's default action is to terminate; here it reloads (systemd's
-      // Type=notify-reload sends it, as does `kill -HUP`).
+      // SIGHUP's default action is to terminate; here it reloads (`kill
+      // -HUP`, `nxdns reload --pid`, or a unit with Type=notify-reload).
       {SIGHUP, [](Daemon& d) { d.reload("SIGHUP"); }},
   };
   for (const Handler& h : handlers) {
