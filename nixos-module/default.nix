@@ -60,6 +60,29 @@ let
 
   configFile = if cfg.checkConfig then checkedConfig else generatedConfig;
 
+  # The daemon runs with a stable path, so a configuration change swaps the
+  # file under it and reloads the daemon in place (reloadTriggers) instead
+  # of changing ExecStart, which would restart it: no DNS blip, TLS sessions
+  # and the cache kept (docs/how-to/nixos-module.md).
+  runtimeConfig = "/etc/nxdns/nxdns.yaml";
+  settingOr = path: default: lib.attrByPath path default cfg.settings;
+  # What the daemon cannot change in place (its reload says "needs a
+  # restart"): a change here restarts the unit (restart wins over reload).
+  restartOnlySettings = {
+    http_enabled = settingOr [ "http" "enabled" ] true;
+    http_listen = settingOr [ "http" "listen" ] "127.0.0.1:8053";
+    cache_enabled = settingOr [ "cache" "enabled" ] true;
+  };
+  # `nxdns reload` over the loopback web surface waits for the daemon's
+  # verdict, so `systemctl reload nxdns` (and nixos-rebuild switch) fails
+  # with the daemon's FILE:LINE:COL error when the file is not applied.
+  # Without the surface, SIGHUP: the result is only in the journal.
+  execReload =
+    if restartOnlySettings.http_enabled then
+      "${cfg.package}/bin/nxdns reload --http ${restartOnlySettings.http_listen}"
+    else
+      "${cfg.package}/bin/nxdns reload --pid $MAINPID";
+
   upstreamModule = {
     freeformType = settingsFormat.type;
     options = {
@@ -337,6 +360,8 @@ in
 
       environment.systemPackages = [ cfg.package ];
 
+      environment.etc."nxdns/nxdns.yaml".source = configFile;
+
       networking.firewall = mkIf cfg.openFirewall {
         allowedTCPPorts = helpers.listenPorts cfg.settings.listen;
         allowedUDPPorts = helpers.listenPorts cfg.settings.listen;
@@ -357,16 +382,26 @@ in
         ];
         before = [ "nss-lookup.target" ];
 
+        # A new configuration file reloads; a new package or a setting that
+        # cannot change in place restarts.
+        reloadTriggers = [ configFile ];
+        restartTriggers = [ (builtins.toJSON restartOnlySettings) ];
+
         # mbedTLS verifies with the file named by the daemon; libcurl (DoH)
         # goes through OpenSSL's default paths, which honour SSL_CERT_FILE.
         environment.SSL_CERT_FILE = "/etc/ssl/certs/ca-certificates.crt";
 
         serviceConfig = {
           # The daemon sends READY=1 on NOTIFY_SOCKET once every listener is
-          # bound, so units ordered after nss-lookup.target find it serving.
+          # bound, so units ordered after nss-lookup.target find it serving;
+          # around a reload it sends RELOADING=1 with MONOTONIC_USEC, then
+          # READY=1. Type=notify with a synchronous ExecReload rather than
+          # Type=notify-reload: notify-reload only signals and waits, and
+          # reports success even when the daemon rejected the file.
           Type = "notify";
           NotifyAccess = "main";
-          ExecStart = "${cfg.package}/bin/nxdns run -c ${configFile}";
+          ExecStart = "${cfg.package}/bin/nxdns run -c ${runtimeConfig}";
+          ExecReload = execReload;
           Restart = "on-failure";
           RestartSec = "5s";
           # SIGTERM drains in-flight queries before exit.

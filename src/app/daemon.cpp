@@ -1,10 +1,14 @@
 #include "app/daemon.hpp"
 
+#include <time.h>
+
 #include <csignal>
 
 #include "app/sd_notify.hpp"
 #include "log/log.hpp"
 #include "nxdns/version.hpp"
+#include "web/json.hpp"
+#include "web/status.hpp"
 #include "web/surface.hpp"
 
 namespace nxdns::app {
@@ -21,6 +25,30 @@ cache::CacheOptions cache_options(const config::Config& cfg) {
   o.exchange_budget = cfg.budgets.total;
   return o;
 }
+
+// systemd's reload protocol (Type=notify-reload, systemd 253): RELOADING=1
+// with the CLOCK_MONOTONIC time the reload began, then READY=1 when done.
+void notify_reloading() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  const auto usec = static_cast<std::uint64_t>(ts.tv_sec) * 1000000u + static_cast<std::uint64_t>(ts.tv_nsec) / 1000u;
+  sd_notify(log::cat("RELOADING=1\nMONOTONIC_USEC=", usec));
+}
+
+// Binds a UDP and a TCP listener on each address, or none at all.
+bool open_listeners(Daemon& d, event_base* base, const std::vector<net::Endpoint>& eps, query::Engine& engine,
+                    server::ListenerState& state, std::vector<std::unique_ptr<server::UdpListener>>& udp,
+                    std::vector<std::unique_ptr<server::TcpListener>>& tcp, std::string* why) {
+  for (const auto& ep : eps) {
+    auto u = server::UdpListener::open(base, ep, engine, state, why);
+    if (!u) return false;
+    udp.push_back(std::move(u));
+    auto t = server::TcpListener::open(base, d.scheduler(), ep, engine, state, why);
+    if (!t) return false;
+    tcp.push_back(std::move(t));
+  }
+  return true;
+}
 }  // namespace
 
 Daemon::Daemon(Key) {}
@@ -34,6 +62,9 @@ Daemon::~Daemon() {
   drain_poll_.reset();
   drain_deadline_.reset();
   signals_.clear();
+  retire_timer_.reset();
+  retiring_tcp_.clear();
+  retiring_udp_.clear();
   tcp_.clear();
   udp_.clear();
   clock_watch_.reset();  // its timer lives on the scheduler
@@ -48,6 +79,7 @@ Daemon::~Daemon() {
 std::unique_ptr<Daemon> Daemon::create(const config::Config& cfg, const TransportFactory& factory, std::string* why) {
   auto d = std::make_unique<Daemon>(Key{});
   d->cfg_ = cfg;
+  d->factory_ = factory;
   d->base_.reset(event_base_new());
   if (!d->base_) {
     *why = "cannot create the event loop";
@@ -94,21 +126,8 @@ std::unique_ptr<Daemon> Daemon::create(const config::Config& cfg, const Transpor
                             : log::cat("certificate checks retried now for upstream(s) ", which));
   });
 
-  for (const auto& ep : cfg.listen) {
-    std::string err;
-    auto u = server::UdpListener::open(d->base_.get(), ep, *d->engine_, d->listener_state_, &err);
-    if (!u) {
-      *why = err;
-      return nullptr;
-    }
-    d->udp_.push_back(std::move(u));
-    auto t = server::TcpListener::open(d->base_.get(), *d->sched_, ep, *d->engine_, d->listener_state_, &err);
-    if (!t) {
-      *why = err;
-      return nullptr;
-    }
-    d->tcp_.push_back(std::move(t));
-  }
+  if (!open_listeners(*d, d->base_.get(), cfg.listen, *d->engine_, d->listener_state_, d->udp_, d->tcp_, why))
+    return nullptr;
 
   if (cfg.http.enabled) {
     web::Sources src;
@@ -119,13 +138,32 @@ std::unique_ptr<Daemon> Daemon::create(const config::Config& cfg, const Transpor
     src.cache = d->cache_.get();
     src.sched = d->sched_.get();
     src.started_at = d->started_at_;
-    src.udp = d->udp_endpoints();
-    src.tcp = d->tcp_endpoints();
+    src.udp_now = [daemon = d.get()] { return daemon->udp_endpoints(); };
+    src.tcp_now = [daemon = d.get()] { return daemon->tcp_endpoints(); };
     web::HttpServerOptions ho;
     ho.listen = cfg.http.listen;
     std::string err;
-    d->http_ = web::HttpServer::start(d->base_.get(), ho, web::daemon_routes(std::move(src)), &err,
-                                      web::daemon_post_routes(d->cache_.get()));
+    web::PostRoutes post = web::daemon_post_routes(d->cache_.get());
+    // `nxdns reload`: the answer says whether the file applied, and why not.
+    post["/api/reload"] = [daemon = d.get()](const std::map<std::string, std::string>&) {
+      const ReloadResult r = daemon->reload("nxdns reload");
+      web::Response resp;
+      resp.status = r.ok ? 200 : 422;
+      resp.content_type = web::json_content_type;
+      web::JsonWriter w;
+      w.begin_object();
+      w.key("reloaded").value(r.ok);
+      w.key(r.ok ? "applied" : "error").value(r.message);
+      if (r.ok) {
+        w.key("needs_restart").begin_array();
+        for (const auto& k : r.needs_restart) w.value(k);
+        w.end_array();
+      }
+      w.end_object();
+      resp.body = w.take();
+      return resp;
+    };
+    d->http_ = web::HttpServer::start(d->base_.get(), ho, web::daemon_routes(std::move(src)), &err, std::move(post));
     if (!d->http_) {
       *why = err;
       return nullptr;
@@ -143,11 +181,9 @@ std::unique_ptr<Daemon> Daemon::create(const config::Config& cfg, const Transpor
   static constexpr Handler handlers[] = {
       {SIGTERM, [](Daemon& d) { d.begin_shutdown("SIGTERM"); }},
       {SIGINT, [](Daemon& d) { d.begin_shutdown("SIGINT"); }},
-      // SIGHUP's default action is to terminate: an operator (or a unit's
-      // ExecReload) asking for a reload would take the household's DNS
-      // down. Until reload exists it is said and ignored.
-      {SIGHUP, [](Daemon&) { log::warn("SIGHUP: configuration reload is not implemented yet; ignoring SIGHUP "
-                                        "(restart nxdns to apply a changed configuration)"); }},
+      // SIGHUP's default action is to terminate; here it reloads (`kill
+      // -HUP`, `nxdns reload --pid`, or a unit with Type=notify-reload).
+      {SIGHUP, [](Daemon& d) { d.reload("SIGHUP"); }},
   };
   for (const Handler& h : handlers) {
     loop::EventPtr ev(evsignal_new(
@@ -210,6 +246,7 @@ void Daemon::begin_shutdown(const char* why) {
 void Daemon::check_drained() {
   std::size_t conns = 0;
   for (auto& l : tcp_) conns += l->connections();
+  for (auto& l : retiring_tcp_) conns += l->connections();
   if (engine_->in_flight() == 0 && conns == 0) {
     finish_shutdown();
     return;
@@ -223,6 +260,117 @@ void Daemon::finish_shutdown() {
   pool_->close_all();
   // Give close_notify alerts a turn of the loop to leave, then stop.
   event_base_loopexit(base_.get(), nullptr);
+}
+
+Daemon::ReloadResult Daemon::reload(const char* trigger) {
+  ReloadResult res;
+  if (shutting_down_) {
+    res.message = "the daemon is shutting down";
+    log::warn("reload (", trigger, ") refused: ", res.message);
+    return res;
+  }
+  notify_reloading();
+  // Reading a config file of a few hundred bytes on the loop: the same
+  // validation as at start, including that every ca_file opens.
+  auto reject = [&](std::string why) {
+    res.message = std::move(why);
+    log::error("reload (", trigger, "): configuration NOT applied, the daemon runs unchanged: ", res.message);
+    sd_notify("READY=1");
+    return res;
+  };
+  config::Config next;
+  try {
+    next = config::load_file(cfg_.source);
+  } catch (const config::Error& e) {
+    return reject(e.what());
+  }
+  const ReloadPlan plan = plan_reload(cfg_, next);
+  // Everything that can fail happens before anything changes.
+  std::vector<upstream::EntrySpec> started;
+  for (const std::size_t i : plan.start) {
+    const auto& u = next.upstreams[i];
+    std::string err;
+    auto t = factory_(u, base_.get(), *sched_, &err);
+    if (!t) return reject(log::cat("upstream ", i, " (", config::redact_url(u.url), "): ", err));
+    started.push_back(upstream::EntrySpec{i, config::redact_url(u.url), u.priority, std::move(t)});
+  }
+  std::vector<std::unique_ptr<server::UdpListener>> udp;
+  std::vector<std::unique_ptr<server::TcpListener>> tcp;
+  std::string why;
+  if (!open_listeners(*this, base_.get(), plan.open_listen, *engine_, listener_state_, udp, tcp, &why))
+    return reject(why);
+  res.ok = true;
+  res.needs_restart = plan.needs_restart;
+  res.message = apply_reload(std::move(next), plan, std::move(started), std::move(udp), std::move(tcp));
+  log::info("reload (", trigger, "): applied ", cfg_.source, ": ", res.message);
+  sd_notify("READY=1");
+  return res;
+}
+
+std::string Daemon::apply_reload(config::Config next, const ReloadPlan& plan,
+                                 std::vector<upstream::EntrySpec> started,
+                                 std::vector<std::unique_ptr<server::UdpListener>> udp,
+                                 std::vector<std::unique_ptr<server::TcpListener>> tcp) {
+  // What cannot change in place stays as it runs, so the next reload
+  // compares against the truth.
+  for (const auto& k : plan.needs_restart) {
+    if (k == "http.enabled" || k == "http.listen") next.http = cfg_.http;
+    if (k == "cache.enabled") next.cache = cfg_.cache;
+  }
+  upstream::PoolChange change;
+  for (const auto& k : plan.keep) change.keep.push_back({k.old_index, k.new_index, k.priority});
+  change.drain = plan.drain;
+  change.start = std::move(started);
+  change.attempt_budget = next.budgets.attempt;
+  change.on_drained = [](std::size_t index, const std::string& label) {
+    log::info("reload: upstream ", index, " (", label, ") drained; its sessions are closed");
+  };
+  pool_->apply(std::move(change));
+  engine_->set_total_budget(next.budgets.total);
+  // The cache's flight budget follows budgets.total too.
+  if (cache_ && (plan.cache_changed || plan.budgets_changed)) cache_->apply_options(cache_options(next));
+  if (!log_level_override_) log::set_level(next.log_level);
+
+  // Unchanged listeners are not touched: their sockets never stop reading.
+  for (const auto& ep : plan.close_listen) {
+    for (auto it = udp_.begin(); it != udp_.end(); ++it) {
+      if (!((*it)->local() == ep)) continue;
+      (*it)->stop_accepting();
+      retiring_udp_.push_back(std::move(*it));
+      udp_.erase(it);
+      break;
+    }
+    for (auto it = tcp_.begin(); it != tcp_.end(); ++it) {
+      if (!((*it)->local() == ep)) continue;
+      (*it)->stop_accepting();
+      retiring_tcp_.push_back(std::move(*it));
+      tcp_.erase(it);
+      break;
+    }
+  }
+  for (auto& l : udp) udp_.push_back(std::move(l));
+  for (auto& l : tcp) tcp_.push_back(std::move(l));
+  if (!retiring_udp_.empty() || !retiring_tcp_.empty()) {
+    if (!retire_timer_) retire_timer_ = std::make_unique<loop::Timer>(*sched_);
+    // Every query that arrived on them has its answer (or SERVFAIL) by then.
+    retire_timer_->arm(next.budgets.total + std::chrono::milliseconds(500), [this] { retire_listeners(); });
+  }
+  cfg_ = std::move(next);
+  std::string said = describe(plan);
+  for (const auto& ep : plan.open_listen) said += "; listening on " + ep.to_string();
+  for (const auto& ep : plan.close_listen) said += "; stopped listening on " + ep.to_string();
+  return said;
+}
+
+void Daemon::retire_listeners() {
+  retiring_udp_.clear();
+  for (auto it = retiring_tcp_.begin(); it != retiring_tcp_.end();) {
+    if ((*it)->connections() == 0) it = retiring_tcp_.erase(it);
+    else ++it;
+  }
+  // A TCP client still connected is served until it leaves (or its idle
+  // timeout closes it).
+  if (!retiring_tcp_.empty()) retire_timer_->arm(std::chrono::milliseconds(500), [this] { retire_listeners(); });
 }
 
 }  // namespace nxdns::app

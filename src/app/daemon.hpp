@@ -8,10 +8,18 @@
 // create() either returns a daemon with every listener bound and every
 // transport built, or nothing at all: a bad config or a busy port never
 // leaves half a daemon serving.
+//
+// reload() (SIGHUP, POST /api/reload from `nxdns reload`) has the same
+// all-or-nothing shape: the file is read and fully validated, new
+// transports are built and new listeners bound, and only then is anything
+// changed (app/reload_plan.hpp says what). A bad file, or a port that will
+// not bind, leaves the running daemon exactly as it was.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "app/reload_plan.hpp"
 #include "app/transport_factory.hpp"
 #include "cache/caching_pool.hpp"
 #include "config/config.hpp"
@@ -45,6 +53,19 @@ class Daemon {
   // leave the loop.
   void begin_shutdown(const char* why);
 
+  struct ReloadResult {
+    bool ok = false;
+    // ok: the plan applied (app::describe). Otherwise the one-line reason,
+    // for a config error "FILE:LINE:COL: KEY.PATH: MESSAGE".
+    std::string message;
+    std::vector<std::string> needs_restart;  // settings left as they were
+  };
+  // Re-reads config().source and applies it in place. `trigger` names the
+  // caller in the log ("SIGHUP", "nxdns reload").
+  ReloadResult reload(const char* trigger);
+  // `nxdns run --log-level` wins over log.level, also after a reload.
+  void keep_log_level(log::Level l) { log_level_override_ = l; }
+
   event_base* base() const { return base_.get(); }
   loop::Scheduler& scheduler() { return *sched_; }
   upstream::Pool& pool() { return *pool_; }
@@ -63,8 +84,15 @@ class Daemon {
  private:
   void check_drained();
   void finish_shutdown();
+  std::string apply_reload(config::Config next, const ReloadPlan& plan,
+                           std::vector<upstream::EntrySpec> started,
+                           std::vector<std::unique_ptr<server::UdpListener>> udp,
+                           std::vector<std::unique_ptr<server::TcpListener>> tcp);
+  void retire_listeners();
 
   config::Config cfg_;
+  TransportFactory factory_;
+  std::optional<log::Level> log_level_override_;
   loop::EventBasePtr base_;
   std::unique_ptr<loop::LoopScheduler> sched_;
   // Before the pool: the pool reports every attempt to it.
@@ -78,6 +106,11 @@ class Daemon {
   server::ListenerState listener_state_;
   std::vector<std::unique_ptr<server::UdpListener>> udp_;
   std::vector<std::unique_ptr<server::TcpListener>> tcp_;
+  // Listeners a reload removed: not reading, closed once their queries are
+  // answered (after a total budget) and their TCP connections are gone.
+  std::vector<std::unique_ptr<server::UdpListener>> retiring_udp_;
+  std::vector<std::unique_ptr<server::TcpListener>> retiring_tcp_;
+  std::unique_ptr<loop::Timer> retire_timer_;
   // Reads the pool, engine, listeners and diagnostics: torn down first.
   std::unique_ptr<web::HttpServer> http_;
   std::vector<loop::EventPtr> signals_;

@@ -49,6 +49,11 @@ bool AnswerStore::put(const Key& k, dns::Bytes answer, EntryAge age, bool negati
   return index_.count(k.packed) != 0;
 }
 
+void AnswerStore::set_max_bytes(std::size_t max_bytes) {
+  max_bytes_ = max_bytes;
+  while (bytes() > max_bytes_ && !order_.empty()) evict_one();
+}
+
 void AnswerStore::remove(List::iterator it) {
   if (it == hand_) hand_ = it == order_.begin() ? order_.end() : std::prev(it);
   bytes_ -= it->cost;

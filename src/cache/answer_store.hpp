@@ -52,6 +52,9 @@ class AnswerStore {
   // DO/CD), or everything. Returns how many entries went.
   std::size_t erase_name(const std::string& folded_name);
   std::size_t clear();
+  // Reload: a new byte bound. Shrinking evicts (by the usual policy) down
+  // to it; growing evicts nothing. Nothing else is flushed.
+  void set_max_bytes(std::size_t max_bytes);
 
   std::size_t entries() const { return index_.size(); }
   // Entries' costs plus the hash table's bucket array.

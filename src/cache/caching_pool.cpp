@@ -46,6 +46,13 @@ CachingPool::~CachingPool() {
   for (auto& [id, f] : flights_) pool_.cancel(f->ticket);
 }
 
+void CachingPool::apply_options(const CacheOptions& opts) {
+  const Eviction kept = opts_.eviction;
+  opts_ = opts;
+  opts_.eviction = kept;
+  store_.set_max_bytes(opts_.max_bytes);
+}
+
 FreshnessRules CachingPool::rules() const {
   FreshnessRules r;
   r.prefetch_percent = opts_.prefetch ? opts_.prefetch_percent : 0;

@@ -107,6 +107,10 @@ class CachingPool {
 
   CacheStats stats() const;
   const CacheOptions& options() const { return opts_; }
+  // Reload: new settings for what happens from now on (stored entries
+  // stay; a smaller max_bytes evicts down to it). The eviction policy is
+  // the store's shape and is kept.
+  void apply_options(const CacheOptions& opts);
 
  private:
   using FlightId = std::uint64_t;

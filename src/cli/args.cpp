@@ -26,12 +26,18 @@ constexpr OptionSpec demo_options[] = {{"rtt-ms", '\0', true, "simulated round t
 constexpr OptionSpec cache_options[] = {
     {"http", '\0', true, "address:port of the daemon's HTTP surface (default: http.listen of --config, else 127.0.0.1:8053)"},
     {"config", 'c', true, "configuration file to read http.listen from"}};
+constexpr OptionSpec reload_options[] = {
+    {"http", '\0', true, "address:port of the daemon's HTTP surface (default: http.listen of --config, else 127.0.0.1:8053)"},
+    {"config", 'c', true, "configuration file to read http.listen from"},
+    {"pid", '\0', true, "send SIGHUP to this process instead (no answer: the result is in its log)"}};
 constexpr CommandSpec command_table[] = {
     {"run", "serve DNS with the given configuration", run_options},
     {"check", "validate the configuration, then probe each enabled upstream once", check_options},
     {"burst", "send N concurrent unique-name queries to a server and judge the timeline", burst_options},
     {"demo", "run the embedded demo on loopback: fixture upstream, daemon, cold and warm bursts", demo_options},
     {"cache", "cache flush [NAME]: empty the running daemon's cache, or every entry under NAME", cache_options, 2},
+    {"reload", "make the running daemon re-read and apply its configuration file; prints what applied or why not",
+     reload_options},
     {"version", "print the version and library versions", {}},
     {"help", "show this help", {}},
 };

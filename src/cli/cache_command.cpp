@@ -6,8 +6,8 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/daemon_surface.hpp"
 #include "cli/http_get.hpp"
-#include "config/config.hpp"
 
 namespace nxdns::cli {
 
@@ -20,35 +20,10 @@ int cache_command(const Parsed& p) {
     std::fprintf(stderr, "nxdns cache: expected 'flush [NAME]'\n");
     return exit_usage;
   }
-  net::Endpoint server = *net::parse_endpoint("127.0.0.1:8053", std::nullopt, nullptr);
-  if (p.has("http")) {
-    std::string why;
-    auto e = net::parse_endpoint(p.get("http"), config::kDefaultHttpPort, &why);
-    if (!e) {
-      std::fprintf(stderr, "nxdns cache: --http: %s\n", why.c_str());
-      return exit_usage;
-    }
-    server = *e;
-  } else if (p.has("config")) {
-    try {
-      config::LoadOptions lo;
-      lo.check_files = false;
-      const config::Config cfg = config::load_file(p.get("config"), lo);
-      if (!cfg.http.enabled) {
-        std::fprintf(stderr, "nxdns cache: http.enabled is false in %s: the daemon has no surface to flush through\n",
-                     p.get("config").c_str());
-        return exit_failure;
-      }
-      server = cfg.http.listen;
-    } catch (const config::Error& e) {
-      std::fprintf(stderr, "nxdns cache: %s\n", e.what());
-      return exit_usage;
-    }
-  }
-  // A wildcard listen address is reached through loopback.
-  if (net::is_unspecified(server)) {
-    server = *net::make_endpoint(server.family() == AF_INET6 ? "::1" : "127.0.0.1", server.port());
-  }
+  int code = exit_failure;
+  const auto found = daemon_surface(p, "cache", &code);
+  if (!found) return code;
+  const net::Endpoint server = *found;
   std::string path = "/api/cache/flush";
   if (p.positionals.size() > 1) path += "?name=" + url_encode(p.positionals[1]);
   auto r = http_post(server, path, flush_timeout_ms);

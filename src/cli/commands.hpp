@@ -13,6 +13,7 @@ int check_command(const Parsed& p);
 int burst_command(const Parsed& p);
 int demo_command(const Parsed& p);
 int cache_command(const Parsed& p);
+int reload_command(const Parsed& p);
 int version_command();
 
 }  // namespace nxdns::cli

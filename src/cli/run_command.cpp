@@ -30,6 +30,7 @@ int run_command(const Parsed& p) {
     return exit_usage;
   }
   log::set_level(cfg.log_level);
+  std::optional<log::Level> override_level;
   if (p.has("log-level")) {
     auto l = parse_level(p.get("log-level"));
     if (!l) {
@@ -37,6 +38,7 @@ int run_command(const Parsed& p) {
       return exit_usage;
     }
     log::set_level(*l);
+    override_level = l;
   }
   std::string why;
   auto daemon = app::Daemon::create(cfg, app::default_transport_factory(), &why);
@@ -44,6 +46,7 @@ int run_command(const Parsed& p) {
     log::error("cannot start: ", why);
     return exit_failure;
   }
+  if (override_level) daemon->keep_log_level(*override_level);
   return daemon->run();
 }
 

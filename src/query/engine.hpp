@@ -82,6 +82,9 @@ class Engine {
 
   std::size_t in_flight() const { return live_.size() + ready_.size(); }
   const QueryCounters& counters() const { return counters_; }
+  // Reload: the total budget of queries that arrive from now on (those in
+  // flight keep the budget they started with).
+  void set_total_budget(loop::Duration total) { opts_.total_budget = total; }
 
   // Builds the reply for an admission-time refusal (listener caps), counting
   // it like any other reply. Empty when the packet is not a parseable query

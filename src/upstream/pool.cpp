@@ -23,6 +23,10 @@ struct Pool::Entry {
   std::array<std::uint64_t, 16> error_answers{};  // by header RCODE
   Cause last_failure = Cause::ok;
   LatencyHistogram latency;
+  // Reload: admits nothing new; retired once its last exchange is over
+  // (sessions closed, transport destroyed; the position may be reused).
+  bool draining = false;
+  bool retired = false;
 
   Entry(EntrySpec&& s, HealthPolicy hp)
       : index(s.index), label(std::move(s.label)), priority(s.priority), transport(std::move(s.transport)), health(hp) {}
@@ -62,14 +66,107 @@ struct Pool::Request {
       : ticket(t), query(std::move(q)), deadline(dl), done(std::move(d)), tried(n, false), timer(s) {}
 };
 
+bool Pool::tried(const Request& r, std::size_t e) { return e < r.tried.size() && r.tried[e]; }
+
 Pool::Pool(loop::Scheduler& sched, std::vector<EntrySpec> entries, PoolOptions opts)
-    : sched_(sched), opts_(std::move(opts)) {
+    : sched_(sched), opts_(std::move(opts)), retire_(sched) {
   std::stable_sort(entries.begin(), entries.end(),
                    [](const EntrySpec& a, const EntrySpec& b) { return a.priority < b.priority; });
   entries_.reserve(entries.size());
-  for (auto& s : entries) entries_.push_back(std::make_unique<Entry>(std::move(s), opts_.health));
-  for (std::size_t e = 0; e < entries_.size(); ++e) {
-    if (entries_[e]->transport) entries_[e]->transport->on_capacity_grew([this, e] { pump(e); });
+  for (auto& s : entries) add_entry(std::move(s));
+  sort_order();
+}
+
+void Pool::add_entry(EntrySpec&& spec) {
+  std::size_t e = entries_.size();
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    if (entries_[i]->retired) {
+      e = i;
+      break;
+    }
+  }
+  auto en = std::make_unique<Entry>(std::move(spec), opts_.health);
+  if (e == entries_.size()) {
+    entries_.push_back(std::move(en));
+  } else {
+    entries_[e] = std::move(en);
+    // Requests that tried the retired entry at this position have not
+    // tried this one.
+    for (auto& [t, r] : requests_)
+      if (e < r->tried.size()) r->tried[e] = false;
+  }
+  if (entries_[e]->transport) entries_[e]->transport->on_capacity_grew([this, e] { pump(e); });
+}
+
+void Pool::sort_order() {
+  order_.clear();
+  for (std::size_t e = 0; e < entries_.size(); ++e)
+    if (!entries_[e]->draining) order_.push_back(e);
+  std::stable_sort(order_.begin(), order_.end(), [this](std::size_t a, std::size_t b) {
+    const Entry& x = *entries_[a];
+    const Entry& y = *entries_[b];
+    return x.priority != y.priority ? x.priority < y.priority : x.index < y.index;
+  });
+}
+
+std::size_t Pool::entry_count() const { return order_.size(); }
+
+std::size_t Pool::draining_count() const {
+  std::size_t n = 0;
+  for (const auto& en : entries_) n += en->draining && !en->retired;
+  return n;
+}
+
+void Pool::apply(PoolChange change) {
+  if (change.attempt_budget) opts_.attempt_budget = *change.attempt_budget;
+  if (change.on_drained) on_drained_ = std::move(change.on_drained);
+  // Look every index up before anything moves: a kept entry may take an
+  // index another one gives up in the same reload.
+  auto serving = [this](std::size_t index) -> std::optional<std::size_t> {
+    for (const std::size_t e : order_)
+      if (entries_[e]->index == index) return e;
+    return std::nullopt;
+  };
+  std::vector<std::pair<std::size_t, PoolChange::Kept>> kept;
+  for (const auto& k : change.keep)
+    if (auto e = serving(k.old_index)) kept.emplace_back(*e, k);
+  std::vector<std::size_t> drained;
+  for (const std::size_t i : change.drain)
+    if (auto e = serving(i)) drained.push_back(*e);
+  for (const auto& [e, k] : kept) {
+    entries_[e]->index = k.new_index;
+    entries_[e]->priority = k.priority;
+  }
+  for (auto& spec : change.start) add_entry(std::move(spec));
+  // Drained entries leave the failover order before their waiters move on.
+  for (const std::size_t e : drained) entries_[e]->draining = true;
+  sort_order();
+  for (const std::size_t e : drained) begin_drain(e);
+}
+
+void Pool::begin_drain(std::size_t e) {
+  Entry& en = *entries_[e];
+  // Waiters never reached the upstream: they go on to the other entries
+  // now, in their arrival order, keeping their deadlines.
+  const std::vector<Ticket> waiting(en.waiters.begin(), en.waiters.end());
+  for (const Ticket t : waiting) {
+    auto it = requests_.find(t);
+    if (it == requests_.end()) continue;
+    Request& r = *it->second;
+    leave_queue(r);
+    advance(r);
+  }
+  if (en.in_flight == 0) retire_.arm(loop::Duration::zero(), [this] { retire_drained(); });
+}
+
+void Pool::retire_drained() {
+  for (auto& en : entries_) {
+    if (!en->draining || en->retired || en->in_flight != 0) continue;
+    en->transport->on_capacity_grew(nullptr);
+    en->transport->close_all();
+    if (on_drained_) on_drained_(en->index, en->label);
+    en->transport.reset();
+    en->retired = true;
   }
 }
 
@@ -81,6 +178,7 @@ std::size_t Pool::admission_cap(std::size_t e) const {
 }
 
 Pool::~Pool() {
+  retire_.disarm();
   for (auto& en : entries_) {
     if (en->transport) en->transport->on_capacity_grew(nullptr);
   }
@@ -103,8 +201,8 @@ Pool::Ticket Pool::submit(dns::Bytes query, loop::TimePoint deadline, Done done)
 
 bool Pool::other_healthy_candidate(const Request& r, std::size_t except) const {
   const auto now = sched_.now();
-  for (std::size_t e = 0; e < entries_.size(); ++e) {
-    if (e != except && !r.tried[e] && entries_[e]->health.admits(now)) return true;
+  for (const std::size_t e : order_) {
+    if (e != except && !tried(r, e) && entries_[e]->health.admits(now)) return true;
   }
   return false;
 }
@@ -125,16 +223,16 @@ void Pool::advance(Request& r) {
   }
   // First pass: untried entries that admit a new exchange (not in backoff,
   // not half-open with the probe taken), in priority order.
-  for (std::size_t e = 0; e < entries_.size(); ++e) {
-    if (!r.tried[e] && entries_[e]->health.admits(now)) {
+  for (const std::size_t e : order_) {
+    if (!tried(r, e) && entries_[e]->health.admits(now)) {
       r.chosen_healthy = true;
       try_acquire(r, e);
       return;
     }
   }
   // Last resort: an untried entry in backoff is better than no answer.
-  for (std::size_t e = 0; e < entries_.size(); ++e) {
-    if (!r.tried[e]) {
+  for (const std::size_t e : order_) {
+    if (!tried(r, e)) {
       r.chosen_healthy = false;
       try_acquire(r, e);
       return;
@@ -147,7 +245,7 @@ void Pool::advance(Request& r) {
   // carried the abandoned exchange, so the retry runs on another session.
   // Without a deadline there is no telling whether time is left: no retry.
   if (r.attempts > 0 && r.last_cause == Cause::attempt_timeout && !r.timeout_retry_used &&
-      r.deadline != loop::TimePoint::max()) {
+      r.deadline != loop::TimePoint::max() && !entries_[r.entry]->draining) {
     r.timeout_retry_used = true;
     r.chosen_healthy = false;
     try_acquire(r, r.entry);
@@ -190,6 +288,7 @@ void Pool::leave_queue(Request& r) {
 
 void Pool::start_attempt(Request& r, std::size_t e) {
   Entry& en = *entries_[e];
+  if (r.tried.size() <= e) r.tried.resize(e + 1, false);
   r.tried[e] = true;
   r.entry = e;
   r.phase = Request::Phase::in_flight;
@@ -214,6 +313,10 @@ void Pool::release(std::size_t e) {
   Entry& en = *entries_[e];
   assert(en.in_flight > 0);
   --en.in_flight;
+  if (en.draining) {
+    if (en.in_flight == 0) retire_.arm(loop::Duration::zero(), [this] { retire_drained(); });
+    return;
+  }
   pump(e);
 }
 
@@ -391,6 +494,9 @@ std::vector<EntrySnapshot> Pool::snapshot() const {
   out.reserve(entries_.size());
   const auto now = sched_.now();
   for (const auto& en : entries_) {
+    // A draining entry is no longer configured (its index may already
+    // belong to a started one).
+    if (en->draining) continue;
     EntrySnapshot s;
     s.index = en->index;
     s.label = en->label;
@@ -418,12 +524,14 @@ std::vector<EntrySnapshot> Pool::snapshot() const {
 }
 
 void Pool::close_all() {
-  for (auto& en : entries_) en->transport->close_all();
+  for (auto& en : entries_)
+    if (en->transport) en->transport->close_all();
 }
 
 std::vector<std::size_t> Pool::clock_stepped() {
   std::vector<std::size_t> reset;
   for (auto& en : entries_) {
+    if (en->draining) continue;
     if (en->last_failure != Cause::certificate && en->last_failure != Cause::certificate_clock_behind) continue;
     en->health.forget_failures();
     en->last_failure = Cause::ok;

@@ -32,11 +32,17 @@
 //   capacity cleanly.
 // - Completions are delivered from the loop, never from inside submit() or
 //   cancel().
+// - Reconfiguration (apply(), the daemon's reload) never touches a kept
+//   entry's transport, health or counters. A draining entry admits nothing
+//   new: its waiters go on to the other entries at once, its exchanges in
+//   flight finish (or fail over) within their attempt budget, and then its
+//   sessions close and the transport is destroyed.
 #include <array>
 #include <cstdint>
 #include <functional>
 #include <list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -111,6 +117,22 @@ struct EntrySnapshot {
   TransportStats transport;
 };
 
+// A reload's changes to the entries (app/reload_plan.hpp decides them).
+struct PoolChange {
+  struct Kept {
+    std::size_t old_index = 0;  // configuration indexes
+    std::size_t new_index = 0;
+    int priority = 0;
+  };
+  std::vector<Kept> keep;
+  std::vector<std::size_t> drain;  // configuration indexes before the reload
+  std::vector<EntrySpec> start;
+  std::optional<loop::Duration> attempt_budget;
+  // Called once per drained entry, when its last exchange is over and its
+  // sessions are closed (for the operator's log).
+  std::function<void(std::size_t old_index, const std::string& label)> on_drained;
+};
+
 class Pool {
  public:
   using Ticket = std::uint64_t;
@@ -135,7 +157,14 @@ class Pool {
   void cancel(Ticket t);
 
   std::vector<EntrySnapshot> snapshot() const;
-  std::size_t entry_count() const { return entries_.size(); }
+  // Entries serving (not draining).
+  std::size_t entry_count() const;
+  // Entries whose drain is not over yet (tests, logs).
+  std::size_t draining_count() const;
+  // Reload: renumbers and re-prioritises kept entries, adds the started
+  // ones and drains the removed ones, in that order (waiters leaving a
+  // draining entry can go to a started one). Unknown indexes are ignored.
+  void apply(PoolChange change);
   std::size_t requests() const { return requests_.size(); }
   // Shutdown: closes every transport's sessions.
   void close_all();
@@ -165,10 +194,24 @@ class Pool {
   // delivers it from the loop.
   void finish(Request& r, std::size_t entry_index, Cause cause, std::string detail, dns::Bytes response = {});
   bool other_healthy_candidate(const Request& r, std::size_t except) const;
+  static bool tried(const Request& r, std::size_t e);
+  void sort_order();
+  void add_entry(EntrySpec&& spec);
+  void begin_drain(std::size_t e);
+  void retire_drained();
 
   loop::Scheduler& sched_;
   PoolOptions opts_;
   std::vector<std::unique_ptr<Entry>> entries_;
+  // Positions in entries_ of the serving entries, by priority (ties keep
+  // configuration order): the order failover walks. Entries added by a
+  // reload are appended to entries_ (positions held by requests stay valid)
+  // and take their place here.
+  std::vector<std::size_t> order_;
+  std::function<void(std::size_t, const std::string&)> on_drained_;
+  // Drained entries are retired from the loop, never from inside their own
+  // transport's completion.
+  loop::Timer retire_;
   std::unordered_map<Ticket, std::unique_ptr<Request>> requests_;
   Ticket next_ticket_ = 1;
 };

@@ -37,8 +37,8 @@ Routes daemon_routes(Sources src) {
     in.version = build->version;
     in.uptime_seconds = uptime();
     in.upstreams = s->pool->snapshot();
-    in.udp = s->udp;
-    in.tcp = s->tcp;
+    in.udp = s->udp_now ? s->udp_now() : s->udp;
+    in.tcp = s->tcp_now ? s->tcp_now() : s->tcp;
     in.queries_in_flight = s->engine->in_flight();
     in.listeners = *s->listeners;
     in.open_episodes = s->diagnostics->open_count();

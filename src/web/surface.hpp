@@ -28,6 +28,10 @@ struct Sources {
   loop::TimePoint started_at{};
   std::vector<net::Endpoint> udp;
   std::vector<net::Endpoint> tcp;
+  // When set, read on every request instead of udp/tcp (a reload may
+  // rebind listeners).
+  std::function<std::vector<net::Endpoint>()> udp_now;
+  std::function<std::vector<net::Endpoint>()> tcp_now;
 };
 
 Routes daemon_routes(Sources src);

@@ -196,15 +196,98 @@ in
 
   # ---- the build-time check and the unit ----------------------------------
 
+  # The daemon reads a stable path that points at the checked file: a new
+  # configuration changes the file, not ExecStart, so the unit reloads.
   testExecStart = {
     expr =
       let
         c = eval [ good ];
       in
-      c.systemd.services.nxdns.serviceConfig.ExecStart
-      == "${defaultPkgs.nxdns}/bin/nxdns run -c ${c.services.nxdns.configFile}";
+      {
+        execStart = c.systemd.services.nxdns.serviceConfig.ExecStart == "${defaultPkgs.nxdns}/bin/nxdns run -c /etc/nxdns/nxdns.yaml";
+        etcIsTheCheckedFile = plain (toString c.environment.etc."nxdns/nxdns.yaml".source) == plain (toString c.services.nxdns.configFile);
+      };
+    expected = {
+      execStart = true;
+      etcIsTheCheckedFile = true;
+    };
+  };
+
+  # Reload wiring (issue 17): a changed file reloads (reloadTriggers), the
+  # reload is `nxdns reload` over the web surface (synchronous: a rejected
+  # file fails `systemctl reload` with the daemon's error), and the unit
+  # stays Type=notify (the daemon sends RELOADING=1 + MONOTONIC_USEC, then
+  # READY=1).
+  testReloadWiring = {
+    expr =
+      let
+        c = eval [ good ];
+        u = c.systemd.services.nxdns;
+      in
+      {
+        reloadTriggers = map (t: plain (toString t)) u.reloadTriggers == [ (plain (toString c.services.nxdns.configFile)) ];
+        execReload = u.serviceConfig.ExecReload == "${defaultPkgs.nxdns}/bin/nxdns reload --http 127.0.0.1:8053";
+        restartsInstead = u.reloadIfChanged;
+        inherit (u.serviceConfig) Type;
+      };
+    expected = {
+      reloadTriggers = true;
+      execReload = true;
+      restartsInstead = false;
+      Type = "notify";
+    };
+  };
+
+  testReloadFollowsHttpListen = {
+    expr =
+      (serviceConfig [
+        good
+        { services.nxdns.settings.http.listen = "127.0.0.1:9153"; }
+      ]).ExecReload == "${defaultPkgs.nxdns}/bin/nxdns reload --http 127.0.0.1:9153";
     expected = true;
   };
+
+  # No web surface: SIGHUP (the result is in the journal only).
+  testReloadWithoutHttpSignals = {
+    expr =
+      (serviceConfig [
+        good
+        { services.nxdns.settings.http.enabled = false; }
+      ]).ExecReload == "${defaultPkgs.nxdns}/bin/nxdns reload --pid $MAINPID";
+    expected = true;
+  };
+
+  # An upstream change only reloads; a setting the daemon cannot change in
+  # place (http.listen, http.enabled, cache.enabled) restarts, because a
+  # changed restartTrigger restarts even when a reloadTrigger changed too.
+  testWhatRestartsAndWhatReloads =
+    let
+      u = modules: unit ([ unchecked ] ++ modules);
+      base = u [ good ];
+      moreUpstreams = u [ (enabled [ quad9 { url = "tls://149.112.112.112:853"; tls_name = "dns.quad9.net"; } ]) ];
+      otherHttp = u [ good { services.nxdns.settings.http.listen = "127.0.0.1:9153"; } ];
+      noCache = u [ good { services.nxdns.settings.cache.enabled = false; } ];
+      # The stub's derivations have no content hash: an unchecked file is
+      # compared by its text.
+      trigger = t: if builtins.isAttrs t then t.text or (plain (toString t)) else plain t;
+      same = a: b: map trigger a == map trigger b;
+    in
+    {
+      expr = {
+        upstreamsReload = !(same base.reloadTriggers moreUpstreams.reloadTriggers);
+        upstreamsDoNotRestart = same base.restartTriggers moreUpstreams.restartTriggers;
+        upstreamsKeepExecStart = base.serviceConfig.ExecStart == moreUpstreams.serviceConfig.ExecStart;
+        httpRestarts = !(same base.restartTriggers otherHttp.restartTriggers);
+        cacheSwitchRestarts = !(same base.restartTriggers noCache.restartTriggers);
+      };
+      expected = {
+        upstreamsReload = true;
+        upstreamsDoNotRestart = true;
+        upstreamsKeepExecStart = true;
+        httpRestarts = true;
+        cacheSwitchRestarts = true;
+      };
+    };
 
   testConfigIsCheckedAtBuildTime = {
     expr =

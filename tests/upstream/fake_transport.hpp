@@ -10,6 +10,13 @@ namespace nxdns::test {
 
 class FakeTransport final : public upstream::Transport {
  public:
+  // Reload tests: set to whether close_all() ran, when the transport is
+  // destroyed (the pool retires a drained entry's transport).
+  bool* destroyed_after_close = nullptr;
+  ~FakeTransport() override {
+    if (destroyed_after_close) *destroyed_after_close = close_all_calls_ > 0;
+  }
+
   struct Started {
     dns::Bytes query;
     Completion done;

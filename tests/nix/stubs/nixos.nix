@@ -104,6 +104,34 @@ let
         type = types.lines;
         default = "";
       };
+      # nixos/lib/systemd-unit-options.nix
+      restartTriggers = mkOption {
+        type = types.listOf unitOption;
+        default = [ ];
+      };
+      reloadTriggers = mkOption {
+        type = types.listOf unitOption;
+        default = [ ];
+      };
+      restartIfChanged = mkOption {
+        type = types.bool;
+        default = true;
+      };
+      reloadIfChanged = mkOption {
+        type = types.bool;
+        default = false;
+      };
+    };
+  };
+
+  # nixos/modules/system/etc/etc.nix (the parts a module sets).
+  etcFile = {
+    options = {
+      source = mkOption { type = types.path; };
+      mode = mkOption {
+        type = types.str;
+        default = "symlink";
+      };
     };
   };
 
@@ -135,6 +163,10 @@ in
     environment.systemPackages = mkOption {
       type = types.listOf types.package;
       default = [ ];
+    };
+    environment.etc = mkOption {
+      type = types.attrsOf (types.submodule etcFile);
+      default = { };
     };
 
     networking = {
