@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 18: every /api/* response of the REAL daemon matches the OpenAPI 3.1
-# document checked in at docs/reference/openapi.json, which is also what the
+# document checked in at src/web/openapi.json, which is also what the
 # daemon serves at /api/openapi.json (byte for byte). Responses are taken in
 # the states that fill every part of the schemas: a fresh daemon, after
 # queries (latency, replies, cache entries, history samples), and after the
@@ -10,7 +10,7 @@
 # Usage: api_schema.sh NXDNS FIXTURE_DIR SOURCE_DIR
 source "$(dirname "$0")/../integration/lib.sh"
 SRC=$3
-SPEC=$SRC/docs/reference/openapi.json
+SPEC=$SRC/src/web/openapi.json
 CHECK=$SRC/tests/web/openapi_check.py
 require_program python3 "the schema checker"
 require_program curl "HTTP requests"
@@ -42,7 +42,7 @@ api >"$WORK/fresh.log" || { cat "$WORK/fresh.log"; fail "fresh daemon: responses
 pass "fresh daemon: /api/health, /api/diagnostics, /api/history, /api/openapi.json match"
 
 curl -fsS "$HTTP/api/openapi.json" -o "$WORK/served.json" || fail "GET /api/openapi.json"
-cmp -s "$WORK/served.json" "$SPEC" || fail "the served OpenAPI document differs from docs/reference/openapi.json"
+cmp -s "$WORK/served.json" "$SPEC" || fail "the served OpenAPI document differs from src/web/openapi.json"
 pass "the served document is the checked-in one"
 
 # The checker is not a rubber stamp: without one field the daemon sends

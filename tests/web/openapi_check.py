@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Validates live HTTP responses against docs/reference/openapi.json.
+"""Validates live HTTP responses against src/web/openapi.json.
 
 A small checker for the JSON Schema subset that document uses (type, with
 "null" in a type list; properties, required, additionalProperties as a bool
