@@ -26,9 +26,10 @@ if ! cmp -s "$HERE/package-lock.json" "$ART/package-lock.json" || [ ! -d "$ART/n
 fi
 
 make_pki "$WORK/pki" dot.test
-# Each answer takes 1 s, so a burst holds exchanges in flight and queued
-# long enough for the page (refreshing every 2 s) and the 1 s history to see.
-start_fixture up "$WORK/pki" --response-delay-ms 1000
+# Each answer takes 1.5 s, so the test's burst holds exchanges in flight for
+# 3 s (longer than the page's 2 s refresh) and queued for 1.5 s (longer than
+# the history's 1 s sample): both are seen in every run, not by luck.
+start_fixture up "$WORK/pki" --response-delay-ms 1500
 ADDR=$(pick_loopback)
 V6_PORT=$((RANDOM % 20000 + 30000))
 cat >"$WORK/nxdns.yaml" <<YAML

@@ -180,7 +180,7 @@ test("a burst moves in-flight, the queue and the chart", async () => {
   const qpsBefore = await chartPoints("queries_per_second");
   // 60 names over IPv4 and 60 over IPv6 (each family has its own UDP cap of
   // 64): 120 exchanges at an upstream that admits 64, so 56 wait in its
-  // FIFO; every answer takes 1 s.
+  // FIFO; every answer takes 1.5 s.
   const bursts = Promise.all([
     run(["burst", "--server", env.NXDNS_DNS_V4, "--names", "60", "--zone", "b4.page.test", "--timeout-ms", "8000"]),
     run(["burst", "--server", env.NXDNS_DNS_V6, "--names", "60", "--zone", "b6.page.test", "--timeout-ms", "8000"]),
@@ -233,6 +233,13 @@ test("renders at 360 px and 1280 px, light and dark, with accessible names", asy
     await page.emulateMedia({ colorScheme: scheme });
     await assertNoOverflow(width);
     await page.screenshot({ path: path.join(env.NXDNS_SCREENSHOTS, `status-${width}-${scheme}.png`), fullPage: true });
+  }
+  // Between the two, every width a phone, tablet or window may have: the
+  // layout switches from cards to the table at 1100 px, without overflow.
+  for (const width of [320, 412, 600, 768, 1024, 1099, 1101, 1180, 1600]) {
+    await page.setViewportSize({ width, height: 900 });
+    const scroll = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(scroll <= width, `${width} px: content is ${scroll} px wide`);
   }
   await page.emulateMedia({ colorScheme: "light" });
   const light = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
