@@ -40,6 +40,10 @@ readonly FUZZ_PKGS=(clang-14 libclang-rt-14-dev)
 # profiles; mypy and pyflakes check the VM tests' Python scripts as the NixOS
 # test driver does (scripts/nix-checks.sh).
 readonly LINT_PKGS=(nix-bin python3-mypy python3-pyflakes)
+# The status page's browser tests (tests/browser/run.sh): headless Chromium,
+# driven by playwright-core, which npm installs from the lockfile under
+# tests/browser/ (never a browser download: Debian's chromium is used).
+readonly BROWSER_PKGS=(chromium nodejs npm)
 # bench/run.sh only (never CI): the established forwarders it runs beside
 # nxdns on the same workload, and its measuring tools (unbound is also in
 # E2E_PKGS; --list skips the repeat).
@@ -99,7 +103,7 @@ for arg in "$@"; do
 done
 
 packages=("${BUILD_PKGS[@]}" "${LIB_PKGS[@]}" "${UNIT_TEST_PKGS[@]}" "${E2E_PKGS[@]}"
-          "${FUZZ_PKGS[@]}" "${LINT_PKGS[@]}")
+          "${FUZZ_PKGS[@]}" "${LINT_PKGS[@]}" "${BROWSER_PKGS[@]}")
 if (( want_cross )); then
   mapfile -t cross < <(cross_packages)
   if (( ${#cross[@]} == 0 )); then
@@ -129,7 +133,13 @@ is_installed() {
   local name=${1%%:*} want=$NATIVE_ARCH
   [[ "$1" == *:* ]] && want=${1#*:}
   dpkg-query -W -f='${db:Status-Status} ${Architecture}\n' "$name" 2>/dev/null |
-    grep -qE "^installed ($want|all)\$"
+    grep -qE "^installed ($want|all)\$" && return 0
+  # Or an installed package provides it, as apt would accept: a nodejs
+  # build that bundles npm (and Conflicts with Debian's npm) provides npm.
+  # Native names only: an :arm64 name must be that very package.
+  [[ "$1" != *:* ]] || return 1
+  dpkg-query -W -f='${db:Status-Status} ${Provides}\n' 2>/dev/null |
+    grep -qE "^installed .*(^| |,)$name( |,|\$)"
 }
 
 missing=()

@@ -2,6 +2,7 @@
 // Fixed-bucket latency histogram (Prometheus-style cumulative on render).
 #include <array>
 #include <cstdint>
+#include <optional>
 
 #include "loop/scheduler.hpp"
 
@@ -18,6 +19,13 @@ class LatencyHistogram {
   std::uint64_t bucket(std::size_t i) const { return counts_[i]; }
   std::uint64_t count() const { return count_; }
   double sum_seconds() const { return sum_; }
+  // The q-quantile (0 < q <= 1) in seconds, estimated as Prometheus's
+  // histogram_quantile does: find the bucket holding the q*count-th
+  // observation and interpolate linearly inside it (the first bucket from
+  // 0). Observations past the top bound cannot be placed: a quantile that
+  // falls there is the top bound (a floor, "at least 5 s"). nullopt before
+  // the first observation. The status page shows p50/p95 from this.
+  std::optional<double> quantile(double q) const;
 
  private:
   std::array<std::uint64_t, bounds.size() + 1> counts_{};

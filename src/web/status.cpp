@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "web/json.hpp"
+#include "web/metrics.hpp"
 
 namespace nxdns::web {
 
@@ -11,8 +12,7 @@ namespace {
 
 double seconds(loop::Duration d) { return std::chrono::duration<double>(d).count(); }
 
-// Milliseconds resolution is plenty for humans and keeps documents short.
-double round_ms(double s) { return static_cast<double>(static_cast<long long>(s * 1000.0 + (s >= 0 ? 0.5 : -0.5))) / 1000.0; }
+double round_ms(double s) { return round_to_ms(s); }
 
 void family_counts(JsonWriter& w, const server::ListenerState& ls, bool tcp) {
   w.begin_object();
@@ -22,6 +22,10 @@ void family_counts(JsonWriter& w, const server::ListenerState& ls, bool tcp) {
 }
 
 }  // namespace
+
+double round_to_ms(double s) {
+  return static_cast<double>(static_cast<long long>(s * 1000.0 + (s >= 0 ? 0.5 : -0.5))) / 1000.0;
+}
 
 const char* describe(Status s) {
   switch (s) {
@@ -82,7 +86,23 @@ std::string render_health(const HealthInput& in) {
     w.key("certificate_clock_behind").value(s->last_failure == upstream::Cause::certificate_clock_behind);
     w.key("in_flight").value(s->in_flight);
     w.key("queue_depth").value(s->queue_depth);
+    w.key("queued_total").value(s->queued_total);
+    w.key("slots").value(s->slots);
     w.key("open_sessions").value(s->transport.open_sessions);
+    w.key("reuse_recoveries").value(s->transport.reuse_recoveries);
+    // Since start, from the same buckets as nxdns_upstream_latency_seconds
+    // (interpolated inside a bucket: a few ms of resolution at DoT speeds).
+    w.key("latency").begin_object();
+    w.key("exchanges").value(s->latency.count());
+    for (auto [name, q] : {std::pair{"p50_seconds", 0.5}, std::pair{"p95_seconds", 0.95}}) {
+      w.key(name);
+      if (auto v = s->latency.quantile(q)) {
+        w.value(round_ms(*v));
+      } else {
+        w.null();
+      }
+    }
+    w.end_object();
     w.key("pipelining").value(upstream::describe(s->transport.pipelining));
     w.key("tls_version");
     if (s->transport.tls_version.empty()) {
@@ -118,6 +138,24 @@ std::string render_health(const HealthInput& in) {
   w.key("tcp_connections");
   family_counts(w, in.listeners, true);
   w.key("tcp_connection_cap").value(server::tcp_connection_cap);
+  // Replies by protocol and response code (the codes seen so far only), and
+  // every rejection reason: the same counts as nxdns_queries_total and
+  // nxdns_rejections_total.
+  w.key("replies").begin_object();
+  for (std::size_t p = 0; p < in.queries.replies_by_rcode.size(); ++p) {
+    w.key(query::describe(static_cast<query::Protocol>(p))).begin_object();
+    for (std::size_t rc = 0; rc < query::rcode_buckets; ++rc) {
+      const std::uint64_t v = in.queries.replies_by_rcode[p][rc];
+      if (v != 0) w.key(rcode_name(static_cast<unsigned>(rc))).value(v);
+    }
+    w.end_object();
+  }
+  w.end_object();
+  w.key("rejections").begin_object();
+  for (std::size_t r = 0; r < server::rejection_count; ++r) {
+    w.key(server::describe(static_cast<server::Rejection>(r))).value(in.listeners.rejections[r]);
+  }
+  w.end_object();
   w.end_object();
 
   w.key("open_episodes").value(static_cast<std::uint64_t>(in.open_episodes));
@@ -140,6 +178,38 @@ std::string render_health(const HealthInput& in) {
     w.key("stale_answers").value(c.stale_served);
   }
   w.end_object();
+  w.end_object();
+  return w.take();
+}
+
+std::string render_history(const HistoryRing& ring, loop::Duration newest_age) {
+  JsonWriter w;
+  w.begin_object();
+  w.key("interval_seconds").value(round_ms(seconds(history_interval)));
+  w.key("capacity").value(static_cast<std::uint64_t>(history_capacity));
+  w.key("samples").value(static_cast<std::uint64_t>(ring.size()));
+  w.key("newest_seconds_ago");
+  if (ring.size() == 0) {
+    w.null();
+  } else {
+    w.value(round_ms(std::max(0.0, seconds(newest_age))));
+  }
+  auto series = [&](const char* name, auto get) {
+    w.key(name).begin_array();
+    for (std::size_t i = 0; i < ring.size(); ++i) get(ring.at(i));
+    w.end_array();
+  };
+  series("queries_per_second", [&](const HistorySample& s) { w.value(round_ms(s.queries_per_second)); });
+  series("latency_seconds", [&](const HistorySample& s) {
+    if (s.latency_seconds) {
+      w.value(round_ms(*s.latency_seconds));
+    } else {
+      w.null();
+    }
+  });
+  series("queue_depth", [&](const HistorySample& s) { w.value(s.queue_depth); });
+  series("in_flight", [&](const HistorySample& s) { w.value(s.in_flight); });
+  series("queued", [&](const HistorySample& s) { w.value(s.queued); });
   w.end_object();
   return w.take();
 }

@@ -9,12 +9,18 @@
 #include "cache/caching_pool.hpp"
 #include "diag/diagnostics.hpp"
 #include "net/endpoint.hpp"
+#include "query/engine.hpp"
 #include "server/limits.hpp"
 #include "upstream/pool.hpp"
+#include "web/history_ring.hpp"
 
 namespace nxdns::web {
 
 inline constexpr const char* json_content_type = "application/json; charset=utf-8";
+
+// Every time or ratio in the documents (and on the status page) has
+// millisecond resolution: plenty for humans, and documents stay short.
+double round_to_ms(double s);
 
 enum class Status { ok, degraded, down };
 const char* describe(Status s);
@@ -36,12 +42,18 @@ struct HealthInput {
   std::vector<net::Endpoint> udp;
   std::vector<net::Endpoint> tcp;
   std::size_t queries_in_flight = 0;
+  query::QueryCounters queries;
   server::ListenerState listeners;
   std::size_t open_episodes = 0;
   std::optional<cache::CacheStats> cache;  // absent: cache.enabled is false
 };
 
 std::string render_health(const HealthInput& in);
+
+// /api/history: the ring oldest first, as one array per series (compact:
+// the page fetches all of it on every refresh). `newest_age` is how long
+// ago the newest sample was taken.
+std::string render_history(const HistoryRing& ring, loop::Duration newest_age);
 
 // `now` (the loop clock) turns episode instants into ages and durations.
 std::string render_diagnostics(const std::vector<diag::Episode>& episodes, std::size_t capacity, loop::TimePoint now);

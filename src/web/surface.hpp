@@ -1,6 +1,7 @@
 #pragma once
-// The daemon's HTTP surface: /metrics, /api/health, /api/diagnostics over
-// live state, and the operator's POST /api/cache/flush. Every handler takes its snapshots when called, on the loop, so
+// The daemon's HTTP surface: the status page (/, /summary and its assets),
+// /metrics, /api/health, /api/diagnostics, /api/history, /api/openapi.json
+// over live state, and the operator's POST /api/cache/flush. Every handler takes its snapshots when called, on the loop, so
 // a response is one consistent view.
 #include <functional>
 #include <vector>
@@ -24,7 +25,8 @@ struct Sources {
   const server::ListenerState* listeners = nullptr;
   const diag::Diagnostics* diagnostics = nullptr;
   cache::CachingPool* cache = nullptr;  // null when cache.enabled is false
-  const loop::Scheduler* sched = nullptr;
+  // Not const: the history sampler's timer runs on it.
+  loop::Scheduler* sched = nullptr;
   loop::TimePoint started_at{};
   std::vector<net::Endpoint> udp;
   std::vector<net::Endpoint> tcp;
@@ -34,7 +36,15 @@ struct Sources {
   std::function<std::vector<net::Endpoint>()> tcp_now;
 };
 
+// Also starts the history sampler (one sample a second, owned by the
+// routes, so it stops when the HttpServer holding them is destroyed).
 Routes daemon_routes(Sources src);
+
+// The status page's Content-Security-Policy: nothing but this server's own
+// script, style and icon; no inline code, no frames, no forms.
+inline constexpr const char* page_csp =
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 // POST /api/cache/flush (everything) and /api/cache/flush?name=NAME (every
 // entry under that name): the operator's flush, which `nxdns cache flush`
 // calls. Loopback peers only (HttpServer enforces it); nothing on the DNS

@@ -18,6 +18,7 @@
 #include "upstream/fake_transport.hpp"
 #include "web/exposition.hpp"
 #include "web/loop_http_client.hpp"
+#include "web/surface.hpp"
 
 #include <CppUTest/TestHarness.h>
 
@@ -165,4 +166,43 @@ TEST(DaemonSurface, BusyHttpAddressRefusesToStart) {
   CHECK_TRUE(d == nullptr);
   CHECK_TRUE(why.find("http") != std::string::npos);
   CHECK_TRUE(why.find(ep.to_string()) != std::string::npos);
+}
+
+// Issue 18: the status page and its assets through the composition root:
+// the strict CSP on the page and its fragment, the assets with their types,
+// the summary rendered from live state, /api/history and the OpenAPI
+// document served.
+TEST(DaemonSurface, StatusPageAssetsHistoryAndOpenApi) {
+  start();
+  if (!d) FAIL(why.c_str());
+  submit();
+  submit();
+  auto page = get("/");
+  LONGS_EQUAL(200, page->status());
+  STRCMP_EQUAL("text/html; charset=utf-8", page->header("Content-Type").c_str());
+  STRCMP_EQUAL(web::page_csp, page->header("Content-Security-Policy").c_str());
+  CHECK_TRUE(std::string(web::page_csp).find("unsafe-inline") == std::string::npos);
+  CHECK_TRUE(page->body().find("<!--nxdns:summary-->") == std::string::npos);
+  CHECK_TRUE(page->body().find("data-field=\"upstreams.0.in_flight\" data-value=\"2\">2<") != std::string::npos);
+  CHECK_TRUE(page->body().find("data-field=\"upstreams.1.url\">tls://127.0.0.1:8531<") != std::string::npos);
+
+  auto frag = get("/summary");
+  LONGS_EQUAL(200, frag->status());
+  STRCMP_EQUAL(web::page_csp, frag->header("Content-Security-Policy").c_str());
+  CHECK_TRUE(frag->body().rfind("<section class=\"overall\"", 0) == 0);
+
+  for (auto [path, type] : {std::pair{"/page.js", "text/javascript; charset=utf-8"},
+                            std::pair{"/page.css", "text/css; charset=utf-8"},
+                            std::pair{"/favicon.svg", "image/svg+xml"},
+                            std::pair{"/api/openapi.json", "application/json; charset=utf-8"}}) {
+    auto a = get(path);
+    LONGS_EQUAL(200, a->status());
+    STRCMP_EQUAL(type, a->header("Content-Type").c_str());
+    CHECK_TRUE(!a->body().empty());
+  }
+  CHECK_TRUE(get("/api/openapi.json")->body().find("\"openapi\": \"3.1.0\"") != std::string::npos);
+
+  auto h = get("/api/history");
+  LONGS_EQUAL(200, h->status());
+  CHECK_TRUE(h->body().find("\"capacity\":600") != std::string::npos);
 }

@@ -98,28 +98,44 @@ TEST(HealthStatus, DocumentCarriesUpstreamsAndListeners) {
   a.transport.handshakes.full = 2;
   a.transport.handshakes.resumed = 5;
   a.transport.pipelining = upstream::PipeliningVerdict::serial;
+  a.slots = 8;
+  a.queued_total = 11;
+  a.transport.reuse_recoveries = 3;
+  // p50 is the top of (250, 500] ms, p95 90 % into (1, 2.5] s.
+  a.latency.observe(300ms);
+  a.latency.observe(1500ms);
   in.upstreams = {b, a};  // priority order; the document lists by index
   in.udp = {*net::make_endpoint("127.0.0.1", 53)};
   in.tcp = {*net::make_endpoint("::1", 53)};
   in.queries_in_flight = 6;
   in.listeners.v4.udp_in_flight = 8;
   in.listeners.v6.tcp_connections = 9;
+  in.listeners.reject(server::Rejection::udp_in_flight_cap);
+  in.queries.replies_by_rcode[0][0] = 7;  // udp NOERROR
+  in.queries.replies_by_rcode[1][2] = 2;  // tcp SERVFAIL
   in.open_episodes = 1;
   const std::string doc = web::render_health(in);
   STRCMP_EQUAL(
       "{\"status\":\"ok\",\"version\":\"9.9.9\",\"uptime_seconds\":12.346,\"upstreams\":["
       "{\"upstream\":0,\"url\":\"tls://192.0.2.1:853\",\"kind\":\"dot\",\"priority\":0,\"state\":\"healthy\","
       "\"consecutive_failures\":0,\"backoff_until_seconds\":null,\"last_failure\":null,"
-      "\"certificate_clock_behind\":false,\"in_flight\":0,\"queue_depth\":0,"
-      "\"open_sessions\":4,\"pipelining\":\"serial\",\"tls_version\":\"TLSv1.3\",\"tls_handshakes\":{\"full\":2,\"resumed\":5}},"
+      "\"certificate_clock_behind\":false,\"in_flight\":0,\"queue_depth\":0,\"queued_total\":11,\"slots\":8,"
+      "\"open_sessions\":4,\"reuse_recoveries\":3,"
+      "\"latency\":{\"exchanges\":2,\"p50_seconds\":0.5,\"p95_seconds\":2.35},\"pipelining\":\"serial\",\"tls_version\":\"TLSv1.3\",\"tls_handshakes\":{\"full\":2,\"resumed\":5}},"
       "{\"upstream\":1,\"url\":\"tls://192.0.2.2:853\",\"kind\":\"dot\",\"priority\":7,\"state\":\"backoff\","
       "\"consecutive_failures\":3,\"backoff_until_seconds\":2.5,"
       "\"last_failure\":\"certificate_clock_behind\",\"certificate_clock_behind\":true,"
-      "\"in_flight\":5,\"queue_depth\":2,"
-      "\"open_sessions\":0,\"pipelining\":\"unknown\",\"tls_version\":null,\"tls_handshakes\":{\"full\":0,\"resumed\":0}}],"
+      "\"in_flight\":5,\"queue_depth\":2,\"queued_total\":0,\"slots\":0,"
+      "\"open_sessions\":0,\"reuse_recoveries\":0,"
+      "\"latency\":{\"exchanges\":0,\"p50_seconds\":null,\"p95_seconds\":null},\"pipelining\":\"unknown\",\"tls_version\":null,\"tls_handshakes\":{\"full\":0,\"resumed\":0}}],"
       "\"listeners\":{\"udp\":[\"127.0.0.1:53\"],\"tcp\":[\"[::1]:53\"],\"queries_in_flight\":6,"
       "\"udp_in_flight\":{\"ipv4\":8,\"ipv6\":0},\"udp_in_flight_cap\":64,"
-      "\"tcp_connections\":{\"ipv4\":0,\"ipv6\":9},\"tcp_connection_cap\":64},\"open_episodes\":1,\"cache\":{\"enabled\":false}}",
+      "\"tcp_connections\":{\"ipv4\":0,\"ipv6\":9},\"tcp_connection_cap\":64,"
+      "\"replies\":{\"udp\":{\"NOERROR\":7},\"tcp\":{\"SERVFAIL\":2}},"
+      "\"rejections\":{\"udp_in_flight_cap\":1,\"tcp_connection_cap\":0,\"tcp_frame_too_large\":0,"
+      "\"tcp_zero_length_frame\":0,\"tcp_idle_timeout\":0,\"tcp_write_stalled\":0,"
+      "\"udp_truncated_datagram\":0,\"send_failed\":0,\"accept_failed\":0,\"receive_failed\":0,"
+      "\"udp_query_too_large\":0}},\"open_episodes\":1,\"cache\":{\"enabled\":false}}",
       doc.c_str());
 }
 
