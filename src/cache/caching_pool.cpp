@@ -118,6 +118,11 @@ CachingPool::Ticket CachingPool::submit(const dns::Query& q, dns::ByteView raw, 
   }
 
   ++stats_.misses;
+  if (stale_available && !pool_.has_healthy_entry() &&
+      may_serve_stale(opts_.serve_stale, Freshness::stale, RefreshState::upstreams_failing)) {
+    serve_stale_now(m, raw);
+    return t;
+  }
   auto j = joinable_.find(m.key.packed);
   if (j != joinable_.end()) {
     Flight& f = *flights_.at(j->second);
@@ -130,6 +135,18 @@ CachingPool::Ticket CachingPool::submit(const dns::Query& q, dns::ByteView raw, 
   if (m.flight == 0) start_flight(m.key, raw, {t}, false);
   if (stale_available) m.timer.arm(opts_.client_response_timer, [this, t] { on_client_timer(t); });
   return t;
+}
+
+void CachingPool::serve_stale_now(Member& m, dns::ByteView raw) {
+  // The refresh still goes (joined if one is in flight): it is what finds
+  // the upstream back, and it replaces the entry when it answers.
+  if (!joinable_.count(m.key.packed)) start_flight(m.key, raw, {}, true);
+  const StoredAnswer* a = store_.find(m.key);
+  ++stats_.stale_served;
+  auto out = std::make_shared<upstream::PoolOutcome>(answer_for(m, a->answer, 0, stale_answer_ttl));
+  const Ticket t = m.ticket;
+  // Delivered from the loop: the engine is still inside submit().
+  m.timer.arm(loop::Duration::zero(), [this, t, out] { deliver(t, std::move(*out)); });
 }
 
 void CachingPool::start_flight(const Key& key, dns::ByteView query, std::vector<Ticket> members, bool background) {

@@ -39,7 +39,8 @@ bool may_serve_stale(bool serve_stale, Freshness entry, RefreshState refresh) {
   switch (refresh) {
     case RefreshState::timer_elapsed:
     case RefreshState::every_attempt_failed:
-    case RefreshState::error_answer: return true;
+    case RefreshState::error_answer:
+    case RefreshState::upstreams_failing: return true;
     case RefreshState::waiting:
     case RefreshState::answered: return false;
   }

@@ -40,6 +40,11 @@ enum class RefreshState : std::uint8_t {
   timer_elapsed,     // the client response timer (1.8 s, RFC 8767 §5) ran out first
   every_attempt_failed,
   error_answer,      // the upstream answered SERVFAIL or REFUSED
+  // Every upstream failed since its last success (none is `healthy`): the
+  // refresh is sent but nothing suggests it will answer in time, so the
+  // client gets the stale answer at once (RFC 8767 §5: a recent failure to
+  // refresh is answered from stale data without waiting).
+  upstreams_failing,
   answered,          // a usable answer arrived
 };
 

@@ -135,6 +135,11 @@ class Pool {
   void cancel(Ticket t);
 
   std::vector<EntrySnapshot> snapshot() const;
+  // Whether some entry has had no failed attempt since its last success
+  // (health `healthy`). When none has, every upstream failed recently: the
+  // cache serves stale data at once rather than after its client response
+  // timer (RFC 8767 §5, "failure recheck").
+  bool has_healthy_entry() const;
   std::size_t entry_count() const { return entries_.size(); }
   std::size_t requests() const { return requests_.size(); }
   // Shutdown: closes every transport's sessions.

@@ -39,13 +39,14 @@ TEST(CachePolicy, FreshnessTable) {
 TEST(CachePolicy, MayServeStaleTable) {
   const Freshness all_f[] = {Freshness::fresh, Freshness::fresh_prefetch, Freshness::stale, Freshness::expired};
   const RefreshState all_r[] = {RefreshState::waiting, RefreshState::timer_elapsed, RefreshState::every_attempt_failed,
-                                RefreshState::error_answer, RefreshState::answered};
+                                RefreshState::error_answer, RefreshState::answered,
+                                RefreshState::upstreams_failing};
   for (bool on : {false, true}) {
     for (Freshness f : all_f) {
       for (RefreshState r : all_r) {
         const bool want = on && f == Freshness::stale &&
                           (r == RefreshState::timer_elapsed || r == RefreshState::every_attempt_failed ||
-                           r == RefreshState::error_answer);
+                           r == RefreshState::error_answer || r == RefreshState::upstreams_failing);
         CHECK_EQUAL(want, may_serve_stale(on, f, r));
       }
     }
