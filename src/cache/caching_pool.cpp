@@ -65,19 +65,24 @@ upstream::PoolOutcome CachingPool::answer_for(const Member& m, const dns::Bytes&
 }
 
 std::optional<dns::Bytes> CachingPool::answer_now(const dns::Query& q, dns::ByteView raw) {
-  const Key key = make_key(q);
-  StoredAnswer* a = store_.find(key);
+  // The hit path: the key in a stack buffer, the layout found when the answer
+  // was stored (bench/cache.md, "The hit path in instructions").
+  const KeyBuffer key(q);
+  StoredAnswer* a = store_.find(key.packed());
   if (!a) return std::nullopt;
   const loop::TimePoint now = sched_.now();
   const Freshness f = freshness_at(a->age, now, rules());
   if (f != Freshness::fresh && f != Freshness::fresh_prefetch) return std::nullopt;
-  auto out = rewrite_answer(a->answer, ClientQuestion{q.header.id, q.header.rd(), question_bytes(raw, q)},
+  auto out = rewrite_answer(a->answer, a->layout, ClientQuestion{q.header.id, q.header.rd(), question_bytes(raw, q)},
                             age_seconds(a->age, now), {});
   if (!out) return std::nullopt;
   ++stats_.hits;
-  if (f == Freshness::fresh_prefetch && !joinable_.count(key.packed) && may_prefetch(pool_.snapshot())) {
-    ++stats_.prefetches;
-    start_flight(key, raw, {}, true);
+  if (f == Freshness::fresh_prefetch) {
+    const Key k{std::string(key.packed())};
+    if (!joinable_.count(k.packed) && may_prefetch(pool_.snapshot())) {
+      ++stats_.prefetches;
+      start_flight(k, raw, {}, true);
+    }
   }
   return out;
 }
