@@ -143,9 +143,9 @@ CachingPool::Ticket CachingPool::submit(const dns::Query& q, dns::ByteView raw, 
 }
 
 void CachingPool::serve_stale_now(Member& m, dns::ByteView raw) {
-  // The refresh still goes (joined if one is in flight): it is what finds
-  // the upstream back, and it replaces the entry when it answers.
-  if (!joinable_.count(m.key.packed)) start_flight(m.key, raw, {}, true);
+  // A refresh still goes (one per key, and only a few at once: they are what
+  // finds the upstream back, and one replaces the entry when it answers).
+  if (!joinable_.count(m.key.packed) && may_refresh_behind_stale(pool_.snapshot())) start_flight(m.key, raw, {}, true);
   const StoredAnswer* a = store_.find(m.key);
   ++stats_.stale_served;
   auto out = std::make_shared<upstream::PoolOutcome>(answer_for(m, a->answer, 0, stale_answer_ttl));

@@ -55,4 +55,11 @@ bool may_prefetch(const std::vector<upstream::EntrySnapshot>& entries) {
   return false;
 }
 
+bool may_refresh_behind_stale(const std::vector<upstream::EntrySnapshot>& entries) {
+  for (const auto& e : entries) {
+    if (e.queue_depth == 0 && e.in_flight < upstream::max_in_flight_per_entry / 4) return true;
+  }
+  return false;
+}
+
 }  // namespace nxdns::cache

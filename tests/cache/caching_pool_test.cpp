@@ -230,6 +230,29 @@ TEST(CachingPool, StaleServedAtOnceWhenEveryUpstreamFailedSinceItsLastSuccess) {
   UNSIGNED_LONGS_EQUAL(120, r.ttl(j));
 }
 
+TEST(CachingPool, OutageRefreshesBehindStaleAnswersAreBounded) {
+  Rig r;
+  std::vector<std::string> names;
+  for (int n = 0; n < 30; ++n) names.push_back("n" + std::to_string(n) + ".example.test");
+  for (const auto& n : names) {
+    r.ask(n.c_str(), 1);
+    r.answer(60);
+  }
+  r.sched.advance(61s);
+  r.ask("unseen.example.test", 2);
+  r.fake->fail_oldest(upstream::Cause::connect_failed);
+  r.sched.run_ready();
+  const std::size_t first = r.got.size();
+  for (const auto& n : names) r.ask(n.c_str(), 3);
+  r.sched.run_ready();
+  for (std::size_t i = first; i < r.got.size(); ++i) {
+    CHECK_TRUE(r.got[i].has_value());
+    UNSIGNED_LONGS_EQUAL(stale_answer_ttl, r.ttl(i));
+  }
+  // A quarter of the entry's in-flight cap, the rest left to clients' queries.
+  CHECK_EQUAL(upstream::max_in_flight_per_entry / 4, r.fake->live());
+}
+
 TEST(CachingPool, StaleWaitsForTheRefreshWhileTheUpstreamIsHealthy) {
   Rig r;
   r.ask("www.example.test", 1);

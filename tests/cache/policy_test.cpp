@@ -71,3 +71,18 @@ TEST(CachePolicy, PrefetchLeavesTheLastFreeCapacity) {
   CHECK_TRUE(may_prefetch({backoff, upstream::EntrySnapshot{}}));
   CHECK_FALSE(may_prefetch({}));
 }
+
+TEST(CachePolicy, RefreshesBehindStaleAnswersLeaveTheClientsCapacity) {
+  upstream::EntrySnapshot e;
+  e.health = upstream::HealthState::backoff;  // any health: the refresh is the probe for its return
+  CHECK_TRUE(may_refresh_behind_stale({e}));
+  e.in_flight = upstream::max_in_flight_per_entry / 4 - 1;
+  CHECK_TRUE(may_refresh_behind_stale({e}));
+  e.in_flight = upstream::max_in_flight_per_entry / 4;  // a quarter of the cap taken: enough probes
+  CHECK_FALSE(may_refresh_behind_stale({e}));
+  e.in_flight = 0;
+  e.queue_depth = 1;  // a client waits: no
+  CHECK_FALSE(may_refresh_behind_stale({e}));
+  CHECK_TRUE(may_refresh_behind_stale({e, upstream::EntrySnapshot{}}));
+  CHECK_FALSE(may_refresh_behind_stale({}));
+}
