@@ -37,7 +37,7 @@ std::uint32_t age_seconds(const EntryAge& e, loop::TimePoint now);
 // What has happened to the refresh of a stale entry when the question is asked.
 enum class RefreshState : std::uint8_t {
   waiting,           // the exchange is still within the client response timer
-  timer_elapsed,     // the client response timer (1.8 s, RFC 8767 §5) ran out first
+  timer_elapsed,     // the client response timer (1.5 s, inside RFC 8767 §5's 1.8 s) ran out first
   every_attempt_failed,
   error_answer,      // the upstream answered SERVFAIL or REFUSED
   // Every upstream failed since its last success (none is `healthy`): the
