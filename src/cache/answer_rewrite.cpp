@@ -38,12 +38,39 @@ std::optional<dns::Bytes> clamp_record_ttls(dns::ByteView answer, std::uint32_t 
   return out;
 }
 
+std::optional<AnswerLayout> layout_of(dns::ByteView msg) {
+  namespace w = dns::wire;
+  const w::Layout l = w::scan(msg);
+  if (l.error != dns::ParseError::none || !l.questions_ok || l.header.qdcount != 1 || l.end > 0xFFFF) return std::nullopt;
+  AnswerLayout out;
+  out.question_end = static_cast<std::uint16_t>(l.questions_end);
+  out.end = static_cast<std::uint16_t>(l.end);
+  const unsigned total = unsigned{l.header.ancount} + l.header.nscount + l.header.arcount;
+  out.ttl_at.reserve(total);
+  std::size_t off = l.questions_end;
+  for (unsigned i = 0; i < total; ++i) {
+    w::Rr rr;
+    if (w::read_rr(msg, off, rr) != dns::ParseError::none) return std::nullopt;  // scan() walked it: unreachable
+    off = rr.end;
+    if (rr.type == dns::type_opt) continue;  // its TTL field is extended RCODE and flags
+    out.ttl_at.push_back(static_cast<std::uint16_t>(rr.rdlength_at - 4));
+  }
+  return out;
+}
+
 std::optional<dns::Bytes> rewrite_answer(dns::ByteView stored, const ClientQuestion& client, std::uint32_t age_seconds,
                                          std::optional<std::uint32_t> fixed_ttl) {
+  const auto layout = layout_of(stored);
+  if (!layout) return std::nullopt;
+  return rewrite_answer(stored, *layout, client, age_seconds, fixed_ttl);
+}
+
+std::optional<dns::Bytes> rewrite_answer(dns::ByteView stored, const AnswerLayout& layout, const ClientQuestion& client,
+                                         std::uint32_t age_seconds, std::optional<std::uint32_t> fixed_ttl) {
   namespace w = dns::wire;
-  const w::Layout l = w::scan(stored);
-  if (l.error != dns::ParseError::none || !l.questions_ok || l.header.qdcount != 1) return std::nullopt;
-  const std::size_t qlen = l.questions_end - dns::header_size;
+  // A layout of other bytes would write out of bounds: refuse rather than trust.
+  if (layout.end > stored.size() || layout.question_end > layout.end || layout.question_end < dns::header_size) return std::nullopt;
+  const std::size_t qlen = layout.question_end - dns::header_size;
   if (client.question.size() != qlen || qlen < 5) return std::nullopt;
   const std::size_t name_len = qlen - 4;
   const dns::ByteView stored_q = stored.subspan(dns::header_size, qlen);
@@ -53,19 +80,22 @@ std::optional<dns::Bytes> rewrite_answer(dns::ByteView stored, const ClientQuest
     return std::nullopt;
   }
 
-  dns::Bytes out(stored.begin(), stored.begin() + static_cast<std::ptrdiff_t>(l.end));
+  dns::Bytes out(stored.begin(), stored.begin() + layout.end);
   dns::set_id(out, client.id);
   std::uint16_t flags = static_cast<std::uint16_t>((out[2] << 8) | out[3]);
   flags = static_cast<std::uint16_t>(client.recursion_desired ? flags | w::flag_rd : flags & ~w::flag_rd);
   w::store16(out, w::off_flags, flags);
+  // Same length: every compression pointer still lands where it did.
   std::copy(client.question.begin(), client.question.end(), out.begin() + dns::header_size);
 
-  // The copy differs from `stored` only in ID, flags and question case: the
-  // layout scanned above is still its layout (one walk, not two).
-  const bool walked = map_ttls(out, l, [&](std::uint32_t ttl) {
-    return fixed_ttl ? *fixed_ttl : (ttl > age_seconds ? ttl - age_seconds : 0);
-  });
-  if (!walked) return std::nullopt;
+  for (const std::uint16_t at : layout.ttl_at) {
+    if (at < layout.question_end || std::size_t{at} + 4 > out.size()) return std::nullopt;
+    std::uint32_t ttl = w::load32(out, at);
+    if (ttl > 0x7FFFFFFFu) ttl = 0;  // RFC 2181 §8
+    ttl = fixed_ttl ? *fixed_ttl : (ttl > age_seconds ? ttl - age_seconds : 0);
+    w::store16(out, at, static_cast<std::uint16_t>(ttl >> 16));
+    w::store16(out, at + 2, static_cast<std::uint16_t>(ttl & 0xFFFF));
+  }
   return out;
 }
 

@@ -7,6 +7,7 @@
 // (tests/fuzz/cache_rewrite_fuzz.cpp).
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "dns/message.hpp"
 
@@ -23,6 +24,18 @@ struct ClientQuestion {
 // RFC 8767 §4: the TTL a stale answer carries.
 inline constexpr std::uint32_t stale_answer_ttl = 30;
 
+// Where the parts of a one-question message are, found by one walk when it
+// is stored, so that making it into a client's answer on every hit is a copy
+// and a few stores rather than another walk of every name in it.
+struct AnswerLayout {
+  std::uint16_t question_end = 0;     // just past the question
+  std::uint16_t end = 0;              // just past the last counted record
+  std::vector<std::uint16_t> ttl_at;  // each record's TTL field, OPT's excepted
+};
+// nullopt when `msg` does not walk as one question plus its counted records
+// (or is longer than a DNS message can be).
+std::optional<AnswerLayout> layout_of(dns::ByteView msg);
+
 // Every record's TTL except OPT's becomes `fixed_ttl` when given (stale
 // answers), else max(0, ttl - age_seconds). Returns nullopt when `stored` does
 // not walk as one question plus its counted records, or when its question is
@@ -31,6 +44,9 @@ inline constexpr std::uint32_t stale_answer_ttl = 30;
 // the stored answer still lands where it did.
 std::optional<dns::Bytes> rewrite_answer(dns::ByteView stored, const ClientQuestion& client, std::uint32_t age_seconds,
                                          std::optional<std::uint32_t> fixed_ttl = std::nullopt);
+// The same, with `layout` = layout_of(stored) found earlier (the hit path).
+std::optional<dns::Bytes> rewrite_answer(dns::ByteView stored, const AnswerLayout& layout, const ClientQuestion& client,
+                                         std::uint32_t age_seconds, std::optional<std::uint32_t> fixed_ttl = std::nullopt);
 
 // The stored form of an answer: every record TTL except OPT's clamped to
 // [lo, hi], so that what a client is told never outlives (max_ttl) or falls

@@ -12,19 +12,25 @@ constexpr std::size_t inline_string_chars = 15;
 const char* describe(Eviction e) { return e == Eviction::lru ? "lru" : "sieve"; }
 
 std::size_t AnswerStore::cost(const Key& k, const dns::Bytes& answer) {
+  const auto layout = layout_of(answer);
+  return cost(k, answer, layout ? *layout : AnswerLayout{});
+}
+
+std::size_t AnswerStore::cost(const Key& k, const dns::Bytes& answer, const AnswerLayout& layout) {
+  const std::size_t ttl_heap = layout.ttl_at.empty() ? 0 : malloc_block(layout.ttl_at.size() * sizeof(std::uint16_t));
   const std::size_t list_node = malloc_block(sizeof(Node) + 2 * sizeof(void*));
   // next pointer, the pair, the cached hash.
   const std::size_t hash_node =
       malloc_block(sizeof(void*) + sizeof(std::pair<const std::string_view, List::iterator>) + sizeof(std::size_t));
   const std::size_t key_heap = k.packed.size() > inline_string_chars ? malloc_block(k.packed.size() + 1) : 0;
-  return list_node + hash_node + key_heap + malloc_block(answer.size());
+  return list_node + hash_node + key_heap + malloc_block(answer.size()) + ttl_heap;
 }
 
 AnswerStore::AnswerStore(std::size_t max_bytes, Eviction policy)
     : max_bytes_(max_bytes), policy_(policy), hand_(order_.end()) {}
 
-StoredAnswer* AnswerStore::find(const Key& k) {
-  auto it = index_.find(k.packed);
+StoredAnswer* AnswerStore::find(std::string_view packed) {
+  auto it = index_.find(packed);
   if (it == index_.end()) return nullptr;
   List::iterator node = it->second;
   if (policy_ == Eviction::lru) {
@@ -37,11 +43,14 @@ StoredAnswer* AnswerStore::find(const Key& k) {
 
 bool AnswerStore::put(const Key& k, dns::Bytes answer, EntryAge age, bool negative) {
   erase(k);
+  auto layout = layout_of(answer);
+  if (!layout) return false;
   answer.shrink_to_fit();
-  const std::size_t c = cost(k, answer);
+  layout->ttl_at.shrink_to_fit();
+  const std::size_t c = cost(k, answer, *layout);
   if (c > max_bytes_) return false;
   while (bytes() + c > max_bytes_ && !order_.empty()) evict_one();
-  order_.push_front(Node{k, StoredAnswer{std::move(answer), age, negative}, c, false});
+  order_.push_front(Node{k, StoredAnswer{std::move(answer), std::move(*layout), age, negative}, c, false});
   index_.emplace(order_.front().key.packed, order_.begin());
   bytes_ += c;
   // The insert may have grown the bucket array past the bound.

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "cache/answer_rewrite.hpp"
 #include "cache/key.hpp"
 #include "cache/policy.hpp"
 #include "dns/message.hpp"
@@ -31,6 +32,7 @@ const char* describe(Eviction e);
 
 struct StoredAnswer {
   dns::Bytes answer;  // the upstream's answer as validated, with its ID and question case
+  AnswerLayout layout;  // layout_of(answer), found once when stored
   EntryAge age;
   bool negative = false;
 };
@@ -43,9 +45,12 @@ class AnswerStore {
 
   // The entry, marked as used (LRU: moved to the front; SIEVE: visited), or
   // nullptr. The pointer is valid until the next put/erase/clear.
-  StoredAnswer* find(const Key& k);
+  StoredAnswer* find(const Key& k) { return find(std::string_view(k.packed)); }
+  // The same by a packed key anywhere (KeyBuffer: no heap block per lookup).
+  StoredAnswer* find(std::string_view packed);
   // Replaces any entry under `k`. Evicts until the new entry fits; an answer
-  // larger than the whole budget is not stored. Returns whether it was stored.
+  // larger than the whole budget, or one that does not walk (layout_of), is
+  // not stored. Returns whether it was stored.
   bool put(const Key& k, dns::Bytes answer, EntryAge age, bool negative);
   void erase(const Key& k);
   // Operator flush: every entry under this folded name (all types, classes,
@@ -63,8 +68,9 @@ class AnswerStore {
   std::uint64_t evictions() const { return evictions_; }
   Eviction policy() const { return policy_; }
 
-  // What one entry costs against max_bytes.
+  // What one entry costs against max_bytes (its layout's TTL offsets included).
   static std::size_t cost(const Key& k, const dns::Bytes& answer);
+  static std::size_t cost(const Key& k, const dns::Bytes& answer, const AnswerLayout& layout);
 
  private:
   struct Node {

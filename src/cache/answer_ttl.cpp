@@ -58,10 +58,14 @@ AnswerTtl answer_ttl(dns::ByteView response, const TtlClamp& clamp) {
       soa_ttl = std::min(ttl, minimum);
     }
   }
-  if (negative) {
-    if (!soa_ttl) return {Verdict::no_soa, 0};
-    min_ttl = std::min(min_ttl, *soa_ttl);
+  if (negative && !soa_ttl) {
+    if (ns != 0) return {Verdict::no_soa, 0};
+    // Only OPT or additional records, if anything: a bare negative.
+    const std::uint32_t ttl = std::min({min_ttl, bare_negative_ttl, clamp.max_ttl});
+    if (ttl == 0) return {Verdict::ttl_zero, 0};
+    return {Verdict::negative, ttl};
   }
+  if (negative) min_ttl = std::min(min_ttl, *soa_ttl);
   if (min_ttl == 0) return {Verdict::ttl_zero, 0};
   std::uint32_t ttl = std::clamp(min_ttl, std::min(clamp.min_ttl, clamp.max_ttl), clamp.max_ttl);
   if (negative) ttl = std::min(ttl, max_negative_ttl);

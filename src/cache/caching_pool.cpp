@@ -72,19 +72,24 @@ upstream::PoolOutcome CachingPool::answer_for(const Member& m, const dns::Bytes&
 }
 
 std::optional<dns::Bytes> CachingPool::answer_now(const dns::Query& q, dns::ByteView raw) {
-  const Key key = make_key(q);
-  StoredAnswer* a = store_.find(key);
+  // The hit path: the key in a stack buffer, the layout found when the answer
+  // was stored (bench/cache.md, "The hit path in instructions").
+  const KeyBuffer key(q);
+  StoredAnswer* a = store_.find(key.packed());
   if (!a) return std::nullopt;
   const loop::TimePoint now = sched_.now();
   const Freshness f = freshness_at(a->age, now, rules());
   if (f != Freshness::fresh && f != Freshness::fresh_prefetch) return std::nullopt;
-  auto out = rewrite_answer(a->answer, ClientQuestion{q.header.id, q.header.rd(), question_bytes(raw, q)},
+  auto out = rewrite_answer(a->answer, a->layout, ClientQuestion{q.header.id, q.header.rd(), question_bytes(raw, q)},
                             age_seconds(a->age, now), {});
   if (!out) return std::nullopt;
   ++stats_.hits;
-  if (f == Freshness::fresh_prefetch && !joinable_.count(key.packed) && may_prefetch(pool_.snapshot())) {
-    ++stats_.prefetches;
-    start_flight(key, raw, {}, true);
+  if (f == Freshness::fresh_prefetch) {
+    const Key k{std::string(key.packed())};
+    if (!joinable_.count(k.packed) && may_prefetch(pool_.snapshot())) {
+      ++stats_.prefetches;
+      start_flight(k, raw, {}, true);
+    }
   }
   return out;
 }
@@ -125,6 +130,11 @@ CachingPool::Ticket CachingPool::submit(const dns::Query& q, dns::ByteView raw, 
   }
 
   ++stats_.misses;
+  if (stale_available && !pool_.has_healthy_entry() &&
+      may_serve_stale(opts_.serve_stale, Freshness::stale, RefreshState::upstreams_failing)) {
+    serve_stale_now(m, raw);
+    return t;
+  }
   auto j = joinable_.find(m.key.packed);
   if (j != joinable_.end()) {
     Flight& f = *flights_.at(j->second);
@@ -137,6 +147,18 @@ CachingPool::Ticket CachingPool::submit(const dns::Query& q, dns::ByteView raw, 
   if (m.flight == 0) start_flight(m.key, raw, {t}, false);
   if (stale_available) m.timer.arm(opts_.client_response_timer, [this, t] { on_client_timer(t); });
   return t;
+}
+
+void CachingPool::serve_stale_now(Member& m, dns::ByteView raw) {
+  // A refresh still goes (one per key, and only a few at once: they are what
+  // finds the upstream back, and one replaces the entry when it answers).
+  if (!joinable_.count(m.key.packed) && may_refresh_behind_stale(pool_.snapshot())) start_flight(m.key, raw, {}, true);
+  const StoredAnswer* a = store_.find(m.key);
+  ++stats_.stale_served;
+  auto out = std::make_shared<upstream::PoolOutcome>(answer_for(m, a->answer, 0, stale_answer_ttl));
+  const Ticket t = m.ticket;
+  // Delivered from the loop: the engine is still inside submit().
+  m.timer.arm(loop::Duration::zero(), [this, t, out] { deliver(t, std::move(*out)); });
 }
 
 void CachingPool::start_flight(const Key& key, dns::ByteView query, std::vector<Ticket> members, bool background) {

@@ -27,6 +27,20 @@ Key make_key(dns::ByteView wire_name, std::uint16_t qtype, std::uint16_t qclass,
   return k;
 }
 
+KeyBuffer::KeyBuffer(const dns::Query& q) {
+  const dns::ByteView name = q.question.name;
+  // A parsed name is at most 255 octets (RFC 1035 §3.1); longer is not a
+  // name, and an empty view then matches no stored key.
+  if (name.size() > 255) return;
+  for (const std::uint8_t c : name) buf_[len_++] = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  const std::uint16_t t = q.question.qtype, c = q.question.qclass;
+  buf_[len_++] = static_cast<char>(t >> 8);
+  buf_[len_++] = static_cast<char>(t & 0xFF);
+  buf_[len_++] = static_cast<char>(c >> 8);
+  buf_[len_++] = static_cast<char>(c & 0xFF);
+  buf_[len_++] = static_cast<char>((q.edns.present && q.edns.dnssec_ok ? 1 : 0) | ((q.header.flags & flag_cd) != 0 ? 2 : 0));
+}
+
 Key make_key(const dns::Query& q) {
   return make_key(q.question.name, q.question.qtype, q.question.qclass, q.edns.present && q.edns.dnssec_ok,
                   (q.header.flags & flag_cd) != 0);

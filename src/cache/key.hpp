@@ -3,8 +3,10 @@
 // CD). DO and CD are part of the key because they change the answer (RFC
 // 3225: DNSSEC records only with DO; RFC 4035 §3.2.2: CD answers may hold
 // data that failed validation and must not reach a client that did not ask).
+#include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "dns/message.hpp"
 
@@ -19,6 +21,19 @@ struct Key {
 };
 struct KeyHash {
   std::size_t operator()(const Key& k) const noexcept { return std::hash<std::string>{}(k.packed); }
+};
+
+// A key packed into a buffer of its own, for the hit path's lookup: no heap
+// block whatever the name's length (a Key's string needs one past 10
+// octets of name).
+class KeyBuffer {
+ public:
+  explicit KeyBuffer(const dns::Query& q);
+  std::string_view packed() const { return {buf_.data(), len_}; }
+
+ private:
+  std::array<char, 255 + 5> buf_;  // the longest wire name, then qtype, qclass, flags
+  std::size_t len_ = 0;
 };
 
 // The wire name with A-Z folded to a-z (RFC 4343: only ASCII letters fold;

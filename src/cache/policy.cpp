@@ -39,7 +39,8 @@ bool may_serve_stale(bool serve_stale, Freshness entry, RefreshState refresh) {
   switch (refresh) {
     case RefreshState::timer_elapsed:
     case RefreshState::every_attempt_failed:
-    case RefreshState::error_answer: return true;
+    case RefreshState::error_answer:
+    case RefreshState::upstreams_failing: return true;
     case RefreshState::waiting:
     case RefreshState::answered: return false;
   }
@@ -50,6 +51,13 @@ bool may_prefetch(const std::vector<upstream::EntrySnapshot>& entries) {
   for (const auto& e : entries) {
     if (e.health != upstream::HealthState::healthy) continue;
     if (e.queue_depth == 0 && e.in_flight + 2 <= upstream::max_in_flight_per_entry) return true;
+  }
+  return false;
+}
+
+bool may_refresh_behind_stale(const std::vector<upstream::EntrySnapshot>& entries) {
+  for (const auto& e : entries) {
+    if (e.queue_depth == 0 && e.in_flight < upstream::max_in_flight_per_entry / 4) return true;
   }
   return false;
 }

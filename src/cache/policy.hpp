@@ -37,9 +37,14 @@ std::uint32_t age_seconds(const EntryAge& e, loop::TimePoint now);
 // What has happened to the refresh of a stale entry when the question is asked.
 enum class RefreshState : std::uint8_t {
   waiting,           // the exchange is still within the client response timer
-  timer_elapsed,     // the client response timer (1.8 s, RFC 8767 §5) ran out first
+  timer_elapsed,     // the client response timer (1.5 s, inside RFC 8767 §5's 1.8 s) ran out first
   every_attempt_failed,
   error_answer,      // the upstream answered SERVFAIL or REFUSED
+  // Every upstream failed since its last success (none is `healthy`): the
+  // refresh is sent but nothing suggests it will answer in time, so the
+  // client gets the stale answer at once (RFC 8767 §5: a recent failure to
+  // refresh is answered from stale data without waiting).
+  upstreams_failing,
   answered,          // a usable answer arrived
 };
 
@@ -52,5 +57,14 @@ bool may_serve_stale(bool serve_stale, Freshness entry, RefreshState refresh);
 // start only when some healthy entry has nobody queued and at least two free
 // exchanges (one for the prefetch, one left for a client).
 bool may_prefetch(const std::vector<upstream::EntrySnapshot>& entries);
+
+// While every upstream is failing (stale answers served at once), the
+// refresh behind a stale answer is in effect a probe for the upstream's
+// return: a few find it, and a refresh per stale name asked (20 a second in
+// the outage bench, each held for the attempt budget against a black hole)
+// would fill the entry and queue the clients' own queries behind them. A
+// refresh starts only while some entry has nobody queued and uses at most a
+// quarter of its in-flight cap, whatever its health.
+bool may_refresh_behind_stale(const std::vector<upstream::EntrySnapshot>& entries);
 
 }  // namespace nxdns::cache

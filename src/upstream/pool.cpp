@@ -489,6 +489,13 @@ void Pool::cancel(Ticket t) {
   }
 }
 
+bool Pool::has_healthy_entry() const {
+  const auto now = sched_.now();
+  for (const auto& e : entries_)
+    if (!e->draining && e->health.state(now) == HealthState::healthy) return true;
+  return false;
+}
+
 std::vector<EntrySnapshot> Pool::snapshot() const {
   std::vector<EntrySnapshot> out;
   out.reserve(entries_.size());

@@ -165,6 +165,11 @@ class Pool {
   // ones and drains the removed ones, in that order (waiters leaving a
   // draining entry can go to a started one). Unknown indexes are ignored.
   void apply(PoolChange change);
+  // Whether some serving entry has had no failed attempt since its last
+  // success (health `healthy`). When none has, every upstream failed
+  // recently: the cache serves stale data at once rather than after its
+  // client response timer (RFC 8767 §5, "failure recheck").
+  bool has_healthy_entry() const;
   std::size_t requests() const { return requests_.size(); }
   // Shutdown: closes every transport's sessions.
   void close_all();

@@ -73,3 +73,21 @@ TEST(AnswerRewrite, StoredFormClampsEveryRecordButOpt) {
   cut.resize(cut.size() - 3);
   CHECK_FALSE(clamp_record_ttls(cut, 0, 10).has_value());
 }
+
+TEST(AnswerRewrite, StoredLayoutGivesTheSameAnswer) {
+  const dns::Bytes stored = build({.id = 0x1111, .answer = {{t_cname, 3600}, {t_a, 300}}, .authority = {{t_ns, 900}}, .opt = true});
+  const dns::Bytes q = question_of("WwW.eXample.TEST");
+  const auto layout = layout_of(stored);
+  CHECK_TRUE(layout.has_value());
+  UNSIGNED_LONGS_EQUAL(3, layout->ttl_at.size());  // OPT's TTL field is not a TTL
+  for (std::uint32_t age : {0u, 100u, 0xFFFFFFFFu}) {
+    auto slow = rewrite_answer(stored, {0xBEEF, age % 2 == 0, q}, age);
+    auto fast = rewrite_answer(stored, *layout, {0xBEEF, age % 2 == 0, q}, age);
+    CHECK_TRUE(slow.has_value() && fast.has_value());
+    CHECK_TRUE(*slow == *fast);
+  }
+  // A layout of other (longer) bytes is refused, never trusted.
+  const dns::Bytes other = build({.answer = std::vector<Rec>(12, Rec{t_a, 1})});
+  const auto wrong = layout_of(other);
+  CHECK_FALSE(rewrite_answer(stored, *wrong, {1, true, q}, 0).has_value());
+}

@@ -37,7 +37,12 @@ TEST(AnswerTtl, Table) {
       {"NODATA with SOA", {.authority = {{t_soa, 600, 600}}}, none, Verdict::negative, 600},
       {"negative capped at 3 h", {.flags = 0x8183, .authority = {{t_soa, 86400, 86400}}}, none, Verdict::negative,
        10800},
-      {"NXDOMAIN without SOA", {.flags = 0x8183}, none, Verdict::no_soa, 0},
+      // Bare negatives (empty authority): unbound's 5 s, never raised by min_ttl, capped by max_ttl.
+      {"NXDOMAIN, empty authority: 5 s", {.flags = 0x8183}, none, Verdict::negative, bare_negative_ttl},
+      {"NODATA, empty authority: 5 s", {}, none, Verdict::negative, 5},
+      {"NODATA, empty authority, with OPT", {.opt = true}, none, Verdict::negative, 5},
+      {"bare negative: min_ttl does not raise it", {}, {60, 86400}, Verdict::negative, 5},
+      {"bare negative: max_ttl caps it", {}, {0, 2}, Verdict::negative, 2},
       {"NODATA without SOA (referral)", {.authority = {{t_ns, 600}}}, none, Verdict::no_soa, 0},
       {"negative SOA MINIMUM 0", {.flags = 0x8183, .authority = {{t_soa, 300, 0}}}, none, Verdict::ttl_zero, 0},
       {"TC", {.flags = 0x8380, .answer = {{t_a, 300}}}, none, Verdict::truncated, 0},

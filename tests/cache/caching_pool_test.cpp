@@ -171,9 +171,12 @@ TEST(CachingPool, StaleServedAtTheClientTimerAndRefreshContinues) {
   r.sched.advance(61s);
   const std::size_t i = r.ask("www.example.test", 2);
   CHECK_EQUAL(2u, r.fake->started());
-  r.sched.advance(1799ms);
+  // 1.5 s: the stale answer must reach the client inside RFC 8767's 1.8 s,
+  // and a timer of 1.8 s lands just past it.
+  r.sched.advance(1499ms);
   CHECK_FALSE(r.got[i].has_value());  // the refresh may still answer in time
   r.sched.advance(1ms);
+  CHECK_TRUE(r.got[i].has_value());
   CHECK_TRUE(r.got[i]->ok);
   UNSIGNED_LONGS_EQUAL(stale_answer_ttl, r.ttl(i));
   CHECK_EQUAL(1u, r.cache->stats().stale_served);
@@ -195,6 +198,95 @@ TEST(CachingPool, StaleServedAtOnceWhenEveryAttemptFails) {
   r.sched.run_ready();
   CHECK_TRUE(r.got[i]->ok);
   UNSIGNED_LONGS_EQUAL(stale_answer_ttl, r.ttl(i));
+}
+
+TEST(CachingPool, StaleServedAtOnceWhenEveryUpstreamFailedSinceItsLastSuccess) {
+  Rig r;
+  r.ask("www.example.test", 1);
+  r.answer(60);
+  r.sched.advance(61s);
+  // The upstream goes quiet: one attempt fails (a black hole's timeout).
+  const std::size_t u = r.ask("unseen.example.test", 2);
+  r.fake->fail_oldest(upstream::Cause::connect_failed);
+  r.sched.run_ready();
+  CHECK_FALSE(r.got[u]->ok);
+  const std::size_t i = r.ask("www.example.test", 3);
+  CHECK_FALSE(r.got[i].has_value());  // never from inside submit()
+  r.sched.run_ready();                // no time passes: no client response timer
+  CHECK_TRUE(r.got[i].has_value());
+  CHECK_TRUE(r.got[i]->ok);
+  UNSIGNED_LONGS_EQUAL(stale_answer_ttl, r.ttl(i));
+  CHECK_EQUAL(1u, r.cache->stats().stale_served);
+  // The refresh goes on in the background, one per key, and finds the
+  // upstream back: the next client gets the fresh answer.
+  r.ask("www.example.test", 4);
+  r.sched.run_ready();
+  CHECK_EQUAL(3u, r.fake->started());
+  CHECK_EQUAL(1u, r.fake->live());
+  r.answer(120);
+  const std::size_t j = r.ask("www.example.test", 5);
+  r.sched.run_ready();
+  CHECK_EQUAL(3u, r.fake->started());
+  UNSIGNED_LONGS_EQUAL(120, r.ttl(j));
+}
+
+TEST(CachingPool, OutageRefreshesBehindStaleAnswersAreBounded) {
+  Rig r;
+  std::vector<std::string> names;
+  for (int n = 0; n < 30; ++n) names.push_back("n" + std::to_string(n) + ".example.test");
+  for (const auto& n : names) {
+    r.ask(n.c_str(), 1);
+    r.answer(60);
+  }
+  r.sched.advance(61s);
+  r.ask("unseen.example.test", 2);
+  r.fake->fail_oldest(upstream::Cause::connect_failed);
+  r.sched.run_ready();
+  const std::size_t first = r.got.size();
+  for (const auto& n : names) r.ask(n.c_str(), 3);
+  r.sched.run_ready();
+  for (std::size_t i = first; i < r.got.size(); ++i) {
+    CHECK_TRUE(r.got[i].has_value());
+    UNSIGNED_LONGS_EQUAL(stale_answer_ttl, r.ttl(i));
+  }
+  // A quarter of the entry's in-flight cap, the rest left to clients' queries.
+  CHECK_EQUAL(upstream::max_in_flight_per_entry / 4, r.fake->live());
+}
+
+TEST(CachingPool, StaleWaitsForTheRefreshWhileTheUpstreamIsHealthy) {
+  Rig r;
+  r.ask("www.example.test", 1);
+  r.answer(60);
+  r.sched.advance(61s);
+  const std::size_t i = r.ask("www.example.test", 2);
+  r.sched.run_ready();
+  CHECK_FALSE(r.got[i].has_value());  // RFC 8767: a fresh answer may still come
+  r.answer(120);
+  CHECK_TRUE(r.got[i]->ok);
+  UNSIGNED_LONGS_EQUAL(120, r.ttl(i));
+  CHECK_EQUAL(0u, r.cache->stats().stale_served);
+}
+
+TEST(CachingPool, BareNodataIsCachedForFiveSeconds) {
+  Rig r;
+  r.ask("www.example.test", 1);
+  // NOERROR, no answer, nothing in the authority: no SOA to take a TTL from.
+  r.fake->respond_oldest([](const dns::Bytes& q) {
+    dns::Bytes b = a_answer(q, 300);
+    b[7] = 0;
+    b.resize(dns::parse_query(q).query->question_end);
+    return b;
+  });
+  r.sched.run_ready();
+  CHECK_TRUE(r.got[0]->ok);
+  r.sched.advance(4s);
+  r.ask("www.example.test", 2);
+  r.sched.run_ready();
+  CHECK_EQUAL(1u, r.fake->started());
+  CHECK_TRUE(r.got[1]->ok);
+  r.sched.advance(1s);
+  r.ask("www.example.test", 3);
+  CHECK_EQUAL(2u, r.fake->started());
 }
 
 TEST(CachingPool, NoStaleWhenOffOrPastTheWindow) {

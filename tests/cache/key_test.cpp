@@ -45,3 +45,14 @@ TEST(CacheKey, NameMatchForFlush) {
   CHECK_FALSE(key_has_name(make_key(parse("b.a.test")), folded));
   CHECK_FALSE(key_has_name(make_key(parse("a.testx")), folded));
 }
+
+TEST(CacheKey, KeyBufferPacksLikeMakeKey) {
+  // Long names too: the hit path's stack key must find what a Key filed.
+  const char* names[] = {"a.test", "WwW.ExAmPlE.TeSt", "a-rather-long-label.with.several.PARTS.example.test"};
+  for (const char* n : names) {
+    for (bool dnssec_ok : {false, true}) {
+      const dns::Query q = parse(n, 65, 1232, dnssec_ok, !dnssec_ok);
+      CHECK(KeyBuffer(q).packed() == make_key(q).packed);
+    }
+  }
+}

@@ -39,13 +39,14 @@ TEST(CachePolicy, FreshnessTable) {
 TEST(CachePolicy, MayServeStaleTable) {
   const Freshness all_f[] = {Freshness::fresh, Freshness::fresh_prefetch, Freshness::stale, Freshness::expired};
   const RefreshState all_r[] = {RefreshState::waiting, RefreshState::timer_elapsed, RefreshState::every_attempt_failed,
-                                RefreshState::error_answer, RefreshState::answered};
+                                RefreshState::error_answer, RefreshState::answered,
+                                RefreshState::upstreams_failing};
   for (bool on : {false, true}) {
     for (Freshness f : all_f) {
       for (RefreshState r : all_r) {
         const bool want = on && f == Freshness::stale &&
                           (r == RefreshState::timer_elapsed || r == RefreshState::every_attempt_failed ||
-                           r == RefreshState::error_answer);
+                           r == RefreshState::error_answer || r == RefreshState::upstreams_failing);
         CHECK_EQUAL(want, may_serve_stale(on, f, r));
       }
     }
@@ -69,4 +70,19 @@ TEST(CachePolicy, PrefetchLeavesTheLastFreeCapacity) {
   CHECK_FALSE(may_prefetch({backoff}));
   CHECK_TRUE(may_prefetch({backoff, upstream::EntrySnapshot{}}));
   CHECK_FALSE(may_prefetch({}));
+}
+
+TEST(CachePolicy, RefreshesBehindStaleAnswersLeaveTheClientsCapacity) {
+  upstream::EntrySnapshot e;
+  e.health = upstream::HealthState::backoff;  // any health: the refresh is the probe for its return
+  CHECK_TRUE(may_refresh_behind_stale({e}));
+  e.in_flight = upstream::max_in_flight_per_entry / 4 - 1;
+  CHECK_TRUE(may_refresh_behind_stale({e}));
+  e.in_flight = upstream::max_in_flight_per_entry / 4;  // a quarter of the cap taken: enough probes
+  CHECK_FALSE(may_refresh_behind_stale({e}));
+  e.in_flight = 0;
+  e.queue_depth = 1;  // a client waits: no
+  CHECK_FALSE(may_refresh_behind_stale({e}));
+  CHECK_TRUE(may_refresh_behind_stale({e, upstream::EntrySnapshot{}}));
+  CHECK_FALSE(may_refresh_behind_stale({}));
 }

@@ -7,8 +7,11 @@
 #  3. operator flush (nxdns cache flush NAME over loopback HTTP) makes the
 #     next query go upstream; the flush path is not reachable over DNS;
 #  4. outage: upstream black-holed (SIGSTOP) -> a known name answers NOERROR
-#     with TTL 30 at the 1.8 s client response timer (not before; + client
-#     slack after), an unseen name SERVFAILs within the total budget;
+#     with TTL 30 at the 1.5 s client response timer (not before; inside
+#     RFC 8767's 1.8 s), an unseen name SERVFAILs within the total budget;
+#     then, with the upstream known dead (its attempts timed out, no success
+#     since), another known name answers stale at once: in under a third of
+#     the time the first one took, measured in the same run;
 #     upstream dead (SIGKILL) -> stale at once (every attempt failed).
 source "$(dirname "$0")/lib.sh"
 
@@ -112,8 +115,9 @@ nx cache flush --http "$ADDR:$HTTP_PORT" >"$WORK/flushall.out" || fail "flush al
 [ "$(metric nxdns_cache_entries)" = 0 ] || fail "entries after flush all: $(metric nxdns_cache_entries)"
 pass "operator flush by name and all; GET refused ($code)"
 
-# 4. outage with serve-stale. Warm a name, let it go stale (max_ttl 2).
+# 4. outage with serve-stale. Warm two names, let them go stale (max_ttl 2).
 q outage.cache.test A >/dev/null
+q outage2.cache.test A >/dev/null
 sleep 2.2
 kill -STOP "${PIDS[0]}"  # black hole: connections stay, nothing answers
 t0=$(now_ms)
@@ -123,18 +127,33 @@ stale_ms=$((t1 - t0))
 grep -q 'status: NOERROR' "$WORK/stale.out" || { kill -CONT "${PIDS[0]}"; fail "stale: $(cat "$WORK/stale.out")"; }
 ttl=$(awk '$1 ~ /^outage/ && $4 == "A" {print $2}' "$WORK/stale.out")
 [ "$ttl" = 30 ] || { kill -CONT "${PIDS[0]}"; fail "stale TTL: expected 30, got '$ttl'"; }
-# RFC 8767's 1.8 s client response timer, plus dig's own start-up.
-# dig's own start-up is inside the measurement: 1988 ms seen at load 16 on 2 cores.
-[ "$stale_ms" -le 2300 ] || { kill -CONT "${PIDS[0]}"; fail "stale answer took $stale_ms ms (> 1800 + 500)"; }
-# Not before the timer: the refresh gets its 1.8 s to answer fresh.
-[ "$stale_ms" -ge 1750 ] || { kill -CONT "${PIDS[0]}"; fail "stale answer after $stale_ms ms: before the 1.8 s timer"; }
+# The 1.5 s client response timer, plus dig's own start-up, which is inside
+# the measurement (about 190 ms seen at load 16 on 2 cores).
+[ "$stale_ms" -le 2000 ] || { kill -CONT "${PIDS[0]}"; fail "stale answer took $stale_ms ms (> 1500 + 500)"; }
+# Not before the timer: the refresh gets its 1.5 s to answer fresh.
+[ "$stale_ms" -ge 1450 ] || { kill -CONT "${PIDS[0]}"; fail "stale answer after $stale_ms ms: before the 1.5 s timer"; }
 t0=$(now_ms)
 st=$(dig_status "$ADDR" "$PORT" unseen.cache.test +tries=1 +time=8)
 t1=$(now_ms)
+[ "$st" = SERVFAIL ] || { kill -CONT "${PIDS[0]}"; fail "unseen name during the outage: expected SERVFAIL, got '${st:-no answer}'"; }
+[ $((t1 - t0)) -le 4400 ] || { kill -CONT "${PIDS[0]}"; fail "unseen name SERVFAIL took $((t1 - t0)) ms (total budget 4000 + 10 %)"; }
+# The upstream is now known dead: two attempts timed out (the refresh
+# behind the first stale answer, the unseen name's), none succeeded since.
+# RFC 8767 §5: a recent failure is answered from stale data without waiting
+# for the client response timer (which, before, every answer waited for).
+t0=$(now_ms)
+q outage2.cache.test A >"$WORK/stale3.out"
+t1=$(now_ms)
 kill -CONT "${PIDS[0]}"
-[ "$st" = SERVFAIL ] || fail "unseen name during the outage: expected SERVFAIL, got '${st:-no answer}'"
-[ $((t1 - t0)) -le 4400 ] || fail "unseen name SERVFAIL took $((t1 - t0)) ms (total budget 4000 + 10 %)"
-pass "black-holed upstream: stale NOERROR TTL 30 in $stale_ms ms, unseen SERVFAIL within the budget"
+dead_ms=$((t1 - t0))
+grep -q 'status: NOERROR' "$WORK/stale3.out" || fail "stale with the upstream known dead: $(cat "$WORK/stale3.out")"
+# Ratio in one run: "at once" is dig's start-up and one loop pass against
+# the timer-bound answer above (under qemu the daemon's pass is slower).
+ratio=3
+emulated && ratio=2
+[ $((dead_ms * ratio)) -lt "$stale_ms" ] ||
+  fail "stale with the upstream known dead took $dead_ms ms: not under 1/$ratio of the timer-bound $stale_ms ms"
+pass "black-holed upstream: stale NOERROR TTL 30 in $stale_ms ms, unseen SERVFAIL within the budget, then known dead: stale in $dead_ms ms"
 
 kill -KILL "${PIDS[0]}"
 wait "${PIDS[0]}" 2>/dev/null || true
@@ -143,7 +162,7 @@ q outage.cache.test A >"$WORK/stale2.out"
 t1=$(now_ms)
 grep -q 'status: NOERROR' "$WORK/stale2.out" || fail "stale with the upstream dead: $(cat "$WORK/stale2.out")"
 [ $((t1 - t0)) -le 2100 ] || fail "stale with the upstream dead took $((t1 - t0)) ms"
-[ "$(metric nxdns_cache_stale_answers_total)" -ge 2 ] || fail "nxdns_cache_stale_answers_total: $(metric nxdns_cache_stale_answers_total)"
+[ "$(metric nxdns_cache_stale_answers_total)" -ge 3 ] || fail "nxdns_cache_stale_answers_total: $(metric nxdns_cache_stale_answers_total)"
 kill -0 "$DAEMON_PID" || fail "daemon died"
 pass "dead upstream: stale answer in $((t1 - t0)) ms; daemon alive"
 stop_daemon
