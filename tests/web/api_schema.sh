@@ -73,6 +73,17 @@ python3 "$CHECK" "$SPEC" "$HTTP" POST /api/cache/flush "/api/cache/flush?name=n1
 grep -q "bad..name -> 400" "$WORK/flush.log" || fail "an invalid name was not a 400: $(cat "$WORK/flush.log")"
 pass "after queries (and POST /api/cache/flush: 200, 200, 400): every response matches"
 
+# POST /api/reload: applied (the file is unchanged: 200, nothing to
+# restart), then refused with the file broken (422, the daemon unchanged).
+python3 "$CHECK" "$SPEC" "$HTTP" POST /api/reload >"$WORK/reload.log" || { cat "$WORK/reload.log"; fail "reload (applied) response"; }
+grep -q "/api/reload -> 200" "$WORK/reload.log" || fail "an unchanged file did not reload: $(cat "$WORK/reload.log")"
+cp "$WORK/nxdns.yaml" "$WORK/nxdns.yaml.good"
+printf 'budgets:\n  attempt_ms: soon\n' >>"$WORK/nxdns.yaml"
+python3 "$CHECK" "$SPEC" "$HTTP" POST /api/reload >"$WORK/reload-bad.log" || { cat "$WORK/reload-bad.log"; fail "reload (refused) response"; }
+grep -q "/api/reload -> 422" "$WORK/reload-bad.log" || fail "a broken file was not a 422: $(cat "$WORK/reload-bad.log")"
+cp "$WORK/nxdns.yaml.good" "$WORK/nxdns.yaml"
+pass "POST /api/reload: 200 applied, 422 refused; both match"
+
 # The upstream dies: failures open an episode and the upstream backs off.
 kill "${PIDS[0]}"
 wait "${PIDS[0]}" 2>/dev/null || true
