@@ -65,6 +65,8 @@ std::unique_ptr<Daemon> Daemon::create(const config::Config& cfg, const Transpor
   d->pool_ = std::make_unique<upstream::Pool>(*d->sched_, std::move(entries), std::move(po));
   d->engine_ = std::make_unique<query::Engine>(*d->sched_, *d->pool_, query::EngineOptions{cfg.budgets.total});
 
+  d->listener_state_.access = server::AccessControl(cfg.access_rules);
+  d->listener_state_.clients = server::ClientLimits(server::default_client_limit_options(cfg.client_rate));
   for (const auto& ep : cfg.listen) {
     std::string err;
     auto u = server::UdpListener::open(d->base_.get(), ep, *d->engine_, d->listener_state_, &err);

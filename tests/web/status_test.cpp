@@ -107,8 +107,8 @@ TEST(HealthStatus, DocumentCarriesUpstreamsAndListeners) {
       "\"consecutive_failures\":3,\"backoff_until_seconds\":2.5,\"in_flight\":5,\"queue_depth\":2,"
       "\"open_sessions\":0,\"tls_version\":null}],"
       "\"listeners\":{\"udp\":[\"127.0.0.1:53\"],\"tcp\":[\"[::1]:53\"],\"queries_in_flight\":6,"
-      "\"udp_in_flight\":{\"ipv4\":8,\"ipv6\":0},\"udp_in_flight_cap\":64,"
-      "\"tcp_connections\":{\"ipv4\":0,\"ipv6\":9},\"tcp_connection_cap\":64},\"open_episodes\":1}",
+      "\"udp_in_flight\":{\"ipv4\":8,\"ipv6\":0},\"udp_in_flight_cap\":4096,"
+      "\"tcp_connections\":{\"ipv4\":0,\"ipv6\":9},\"tcp_connection_cap\":256},\"open_episodes\":1}",
       doc.c_str());
 }
 
