@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Access control and per-client fairness through the real daemon (issue 17,
+# items 2 and 4), loopback only: "outside" is one 127.x address the config
+# refuses (dig -b), never a non-loopback address.
+#   - a client outside access_control gets REFUSED over UDP and TCP, counted
+#     by reason on /metrics, while another loopback client gets NOERROR;
+#   - one client flooding at 10x its query rate (client_limits) while another
+#     runs the 30-name warm burst (`nxdns burst --gate warm`): the burst
+#     passes and the flooder's rejections are counted (udp_client_rate).
+source "$(dirname "$0")/lib.sh"
+require_program dig
+require_program python3
+
+ADDR=$(pick_loopback)
+PORT=5300
+HTTP_PORT=8053
+OUTSIDE="127.0.$((RANDOM % 200 + 20)).250"
+FLOODER="127.0.$((RANDOM % 200 + 20)).251"
+make_pki "$WORK/pki" dot.test
+start_fixture up "$WORK/pki"
+# The burst gates are ratios to a single query over a 40 ms round trip, as in
+# burst_acceptance.sh.
+start_relay up_relay "$FIX_PORT_up" 40
+
+ATTEMPT_MS=2000 TOTAL_MS=5000 dot_config "$WORK/acl.yaml" "$ADDR" "$PORT" "$RELAY_PORT_up_relay" "$WORK/pki"
+sed -i "s|^  enabled: false|  enabled: true\n  listen: \"$ADDR:$HTTP_PORT\"|" "$WORK/acl.yaml"
+cat >>"$WORK/acl.yaml" <<YAML
+access_control:
+  refuse: ["$OUTSIDE/32"]
+client_limits:
+  queries_per_second: 50
+  burst: 50
+YAML
+rejections() {  # rejections REASON
+  curl -fsS "http://$ADDR:$HTTP_PORT/metrics" | sed -n "s/^nxdns_rejections_total{reason=\"$1\"} \([0-9]*\)$/\1/p"
+}
+status_from() {  # status_from SOURCE NAME [dig options]
+  dig @"$ADDR" -p "$PORT" -b "$1" +tries=1 +time=3 "${@:3}" "$2" 2>&1 | sed -n 's/.*status: \([A-Z]*\),.*/\1/p' | head -n1
+}
+start_daemon "$WORK/acl.yaml" "$ADDR" "$PORT"
+
+# ---- 1. access control ------------------------------------------------------
+[ "$(status_from 127.0.0.1 inside.acl.test)" = NOERROR ] || fail "acl: a loopback client inside the ACL was not answered NOERROR"
+[ "$(status_from "$OUTSIDE" outside.acl.test)" = REFUSED ] || fail "acl: $OUTSIDE (refused by the config) was not answered REFUSED over UDP"
+[ "$(status_from "$OUTSIDE" outside-tcp.acl.test +tcp)" = REFUSED ] || fail "acl: $OUTSIDE was not answered REFUSED over TCP"
+[ "$(rejections udp_access_refused)" = 1 ] || fail "acl: nxdns_rejections_total{udp_access_refused} = $(rejections udp_access_refused), want 1"
+[ "$(rejections tcp_access_refused)" = 1 ] || fail "acl: nxdns_rejections_total{tcp_access_refused} = $(rejections tcp_access_refused), want 1"
+pass "a client outside access_control gets REFUSED over UDP and TCP (counted); one inside gets NOERROR"
+
+# ---- 2. one flooder at 10x its rate beside a 30-name burst ------------------
+nx burst --server "$ADDR:$PORT" --names 30 --zone warmup.test >/dev/null 2>&1 || true  # warm the session
+python3 - "$ADDR" "$PORT" "$FLOODER" >"$WORK/flood.out" 2>&1 <<'PY' &
+# 500 queries/s (10x the configured 50/s) for 3 s, unique names, counting
+# the rcodes of the answers that come back.
+import socket, struct, sys, time, select
+addr, port, src = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind((src, 0)); s.setblocking(False)
+def q(i):
+    name = b"".join(bytes([len(p)]) + p for p in (b"f%d" % i, b"flood", b"test")) + b"\0"
+    return struct.pack(">HHHHHH", i & 0xFFFF, 0x0100, 1, 0, 0, 0) + name + b"\0\1\0\1"
+rc = {}; sent = 0; t0 = time.monotonic()
+while time.monotonic() - t0 < 3.0:
+    while sent < (time.monotonic() - t0) * 500: s.sendto(q(sent), (addr, port)); sent += 1
+    r, _, _ = select.select([s], [], [], 0.002)
+    while r:
+        try: d = s.recv(4096)
+        except BlockingIOError: break
+        rc[d[3] & 15] = rc.get(d[3] & 15, 0) + 1
+end = time.monotonic() + 2
+while time.monotonic() < end:
+    r, _, _ = select.select([s], [], [], 0.1)
+    if r: d = s.recv(4096); rc[d[3] & 15] = rc.get(d[3] & 15, 0) + 1
+print("sent", sent, "noerror", rc.get(0, 0), "refused", rc.get(5, 0))
+PY
+FLOOD_PID=$!
+sleep 0.5
+rc=0
+nx burst --server "$ADDR:$PORT" --names 30 --zone fair.test --gate warm >"$WORK/burst.out" 2>&1 || rc=$?
+tail -n 6 "$WORK/burst.out" | sed 's/^/  [burst] /'
+wait "$FLOOD_PID" || fail "flooder failed: $(cat "$WORK/flood.out")"
+[ "$rc" = 0 ] || { cat "$WORK/burst.out"; fail "the burst beside the flooder failed its verdict"; }
+read -r _ sent _ ok _ refused <"$WORK/flood.out"
+echo "  flooder: $(cat "$WORK/flood.out")"
+[ "$refused" -ge $((sent / 2)) ] || fail "flood: only $refused of $sent REFUSED at 10x the rate"
+[ "$(rejections udp_client_rate)" -ge "$refused" ] || fail "flood: nxdns_rejections_total{udp_client_rate} = $(rejections udp_client_rate), want >= $refused"
+pass "flooder at 10x its rate: $refused of $sent REFUSED and counted ($ok answered); the 30-name burst beside it passed --gate warm"
+stop_daemon
+echo "access_and_fairness: all passed"
