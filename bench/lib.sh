@@ -4,11 +4,12 @@
 # only; the peers' configurations name no address outside it.
 #
 # A "server" is one of: nxdns-2.28, nxdns-3.6 (the daemon built against that
-# mbedTLS line), unbound, stubby. server_start runs it with ONE DoT upstream
+# mbedTLS line), unbound, stubby, kresd (Knot Resolver). server_start runs it
+# with ONE DoT upstream
 # (the fixture at 127.0.0.1:UPPORT, certificate name dot.test, verified
 # against the test CA) so every row compares the same work.
 
-BENCH_SERVERS_ALL=(nxdns-2.28 nxdns-3.6 unbound stubby)
+BENCH_SERVERS_ALL=(nxdns-2.28 nxdns-3.6 unbound stubby kresd)
 
 tree_of() {  # tree_of SERVER -> build tree of an nxdns server
   case $1 in
@@ -124,6 +125,20 @@ upstream_recursive_servers:
 YAML
 }
 
+# Knot Resolver (kresd 5.x) as a pure TLS forwarder to the fixture:
+# policy.TLS_FORWARD with the test CA and name, DNSSEC validation off (no
+# trust anchor: the fixture's .test answers are unsigned, and the other
+# peers do not validate either), one process, a small cache of its own.
+kresd_conf() {  # kresd_conf FILE DIR ADDR PORT UPPORT PKI
+  cat >"$1" <<CONF
+net.listen('$3', $4, { kind = 'dns' })
+net.ipv6 = false
+trust_anchors.remove('.')
+cache.open(16 * MB, 'lmdb://$2/cache')
+policy.add(policy.all(policy.TLS_FORWARD({ { '127.0.0.1@$5', hostname = 'dot.test', ca_file = '$6/ca.pem' } })))
+CONF
+}
+
 # server_start SERVER ADDR PORT UPPORT PKI [HTTP_PORT]: starts it in the
 # background (prefixed by "${SRV_WRAP[@]}" when set, e.g. valgrind), waits
 # until it accepts TCP on ADDR:PORT. Sets SRV_PID and SRV_DIR.
@@ -146,6 +161,10 @@ server_start() {
     stubby)
       stubby_conf "$SRV_DIR/stubby.yml" "$SRV_DIR" "$addr" "$port" "$up" "$pki"
       "${SRV_WRAP[@]}" stubby -C "$SRV_DIR/stubby.yml" >"$SRV_DIR/log" 2>&1 &
+      ;;
+    kresd)
+      kresd_conf "$SRV_DIR/kresd.conf" "$SRV_DIR" "$addr" "$port" "$up" "$pki"
+      "${SRV_WRAP[@]}" kresd -n -q -c "$SRV_DIR/kresd.conf" "$SRV_DIR" >"$SRV_DIR/log" 2>&1 &
       ;;
     *) echo "unknown server $srv" >&2; return 1 ;;
   esac

@@ -5,9 +5,10 @@
 #
 #   --runs N          burst repetitions per row; the table shows the median
 #                     and the best..worst range (default 3)
-#   --only SECTIONS   comma-separated subset of: bursts,doh,sustained,memory,cpu
-#                     (default: all of them)
-#   --servers LIST    comma-separated subset of: nxdns-2.28,nxdns-3.6,unbound,stubby
+#   --only SECTIONS   comma-separated subset of: bursts,states,doh,sustained,
+#                     memory,cpu,handshake (default: all of them)
+#   --servers LIST    comma-separated subset of:
+#                     nxdns-2.28,nxdns-3.6,unbound,stubby,kresd
 #   --out DIR         where the report and raw files go (default /tmp/nxdns-bench.<time>)
 #
 # Everything runs inside a network namespace of its own (ip netns add
@@ -19,18 +20,22 @@
 #   NXDNS_BENCH_228 (default build-bench)     nxdns on Debian's mbedTLS 2.28
 #   NXDNS_BENCH_36  (default build-bench-m3)  nxdns on mbedTLS 3.6
 #                   (scripts/build-mbedtls3.sh provides the prefix)
-# Peers: unbound, stubby, dnsperf, valgrind from Debian
+# Peers: unbound, stubby, knot-resolver (kresd), dnsperf, valgrind from Debian
 # (sudo scripts/install-deps.sh --bench).
+#
+# Sections live beside this file when they have a file of their own:
+# bench/states.sh (bursts by daemon state), bench/handshake_cpu.sh
+# (instructions per handshake).
 #
 # Every upstream is the project's DoT fixture built against mbedTLS 3.6 (it
 # speaks TLS 1.3 to whoever can), so each row talks to the same server and
 # only the forwarder in the middle changes. docs/performance.md explains
-# every column. Budget: about 6 minutes with the defaults.
+# every column. Budget: about 15 minutes with the defaults (states: ~5, handshake: ~2).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=3
-ONLY=bursts,doh,sustained,memory,cpu
-SERVERS=nxdns-2.28,nxdns-3.6,unbound,stubby
+ONLY=bursts,states,doh,sustained,memory,cpu,handshake
+SERVERS=nxdns-2.28,nxdns-3.6,unbound,stubby,kresd
 OUT=
 ARGS=("$@")
 while [ $# -gt 0 ]; do
@@ -39,7 +44,7 @@ while [ $# -gt 0 ]; do
     --only) ONLY=$2; shift 2 ;;
     --servers) SERVERS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
-    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench/run.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -48,7 +53,7 @@ T36=${NXDNS_BENCH_36:-$ROOT/build-bench-m3}
 
 # ------------------------------------------------------------------ outside
 if [ "${NXDNS_BENCH_INSIDE:-0}" != 1 ]; then
-  for tool in dnsperf unbound stubby valgrind callgrind_control curl; do
+  for tool in dnsperf unbound stubby kresd valgrind callgrind_control curl; do
     command -v "$tool" >/dev/null ||
       { echo "bench/run.sh: $tool not found (sudo scripts/install-deps.sh --bench)" >&2; exit 1; }
   done
@@ -105,6 +110,10 @@ source "$ROOT/tests/integration/lib.sh" >/dev/null
 set +e
 # shellcheck source=bench/lib.sh
 source "$ROOT/bench/lib.sh"
+# shellcheck source=bench/states.sh
+source "$ROOT/bench/states.sh"
+# shellcheck source=bench/handshake_cpu.sh
+source "$ROOT/bench/handshake_cpu.sh"
 IFS=, read -r -a SRV_LIST <<<"$SERVERS"
 HZ=$(getconf CLK_TCK)
 
@@ -136,6 +145,7 @@ header() {
   echo "unbound $(unbound -V | sed -n 's/^Version //p') ($(unbound -V | sed -n 's/^Linked libs: //p'))"
   echo "stubby $(dpkg-query -W -f='${Version}' stubby 2>/dev/null) (getdns $(dpkg-query -W -f='${Version}' libgetdns10 2>/dev/null))," \
     "dnsperf $(dpkg-query -W -f='${Version}' dnsperf 2>/dev/null), valgrind $(valgrind --version | sed 's/valgrind-//')"
+  echo "kresd $(kresd --version 2>/dev/null | sed -n 's/.*version //p')"
   echo "command: bash bench/run.sh ${ARGS[*]}"
 }
 
@@ -608,7 +618,7 @@ top_functions() {
 {
   [ -f "$OUT/netns.note" ] && cat "$OUT/netns.note"
   header
-  for sec in bursts doh sustained memory cpu; do
+  for sec in bursts states doh sustained memory cpu handshake; do
     want "$sec" || continue
     t0=$(date +%s)
     (

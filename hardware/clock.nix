@@ -16,11 +16,22 @@
 #     few seconds; after power loss, behind by the time the Pi was off.
 #  3. NTP without DNS: the time servers are IP addresses, so the first sync
 #     needs neither nxdns nor any other resolver.
+#     Enforced: an assertion rejects a name in networking.timeServers,
+#     services.timesyncd.servers or .fallbackServers (and a null fallback
+#     list, which means systemd's compiled-in list of names).
 #  4. A bounded wait: nxdns starts after the first NTP sync, or after
-#     `nxdns.pi.clockWaitSec` seconds without one (no uplink yet, NTP
-#     blocked), whichever comes first. It then starts anyway: certificate
-#     checks that fail for a wrong clock fail only until timesyncd sets it,
-#     and the upstream health backoff retries on its own.
+#     `nxdns.pi.clockWaitSec` seconds without one (NTP blocked, servers
+#     down), whichever comes first. The wait starts when the network is
+#     online, because timesyncd sends nothing before that
+#     (manager_network_event_handler in systemd's timesyncd-manager.c), and
+#     by default covers one pass over the server list: timesyncd gives a
+#     silent server 10 s (TIMEOUT_USEC) before it tries the next, and after
+#     the last one it waits 30 s or more (its poll interval, from 32 s up,
+#     or ConnectionRetrySec=) before a second pass. A shorter wait is
+#     warned about. After the wait nxdns starts anyway, and a certificate
+#     rejected because the clock is behind its notBefore is reported as such
+#     (log, /api/health, nxdns_upstream_tls_clock_behind_total) and verified
+#     again as soon as the clock steps (the daemon's clock-step watcher).
 {
   config,
   lib,
@@ -30,6 +41,29 @@
 let
   inherit (lib) mkOption mkIf types;
   cfg = config.nxdns.pi;
+  helpers = import ../nixos-module/lib.nix { inherit lib; };
+
+  # timesyncd-manager.c: TIMEOUT_USEC, how long one server may stay silent.
+  serverTimeoutSec = 10;
+  onePassSec = serverTimeoutSec * builtins.length cfg.timeServers;
+
+  # Every list timesyncd reads, with the option it came from; null lists
+  # are not read (except the fallback, checked on its own below).
+  timeLists = lib.filterAttrs (_: v: v != null) {
+    "networking.timeServers" = config.networking.timeServers;
+    "services.timesyncd.servers" = config.services.timesyncd.servers;
+    "services.timesyncd.fallbackServers" = config.services.timesyncd.fallbackServers;
+  };
+  nameAssertions = lib.mapAttrsToList (
+    option: servers:
+    let
+      names = builtins.filter (s: !helpers.isIP s) servers;
+    in
+    {
+      assertion = names == [ ];
+      message = "${option}: ${builtins.toJSON names} must be IP addresses on an nxdns appliance without RTC (hardware/clock.nix): resolving an NTP server name needs DNS, DNS here is nxdns, and nxdns needs a set clock to verify certificates.";
+    }
+  ) timeLists;
 in
 {
   options.nxdns.pi = {
@@ -51,10 +85,13 @@ in
 
     clockWaitSec = mkOption {
       type = types.ints.between 0 600;
-      default = 30;
+      default = onePassSec + 5;
+      defaultText = "10 s per entry of timeServers, + 5 s";
       description = ''
-        Longest time nxdns waits at boot for the first NTP synchronisation
-        before it starts anyway. 0 disables the wait.
+        Longest time nxdns waits for the first NTP synchronisation, counted
+        from network-online, before it starts anyway. The default lets
+        systemd-timesyncd try every server once (it gives each 10 s). 0
+        disables the wait.
       '';
     };
 
@@ -71,6 +108,21 @@ in
   config = {
     networking.timeServers = lib.mkDefault cfg.timeServers;
     services.timesyncd.enable = lib.mkDefault true;
+
+    assertions = mkIf config.services.timesyncd.enable (
+      nameAssertions
+      ++ [
+        {
+          assertion = config.services.timesyncd.fallbackServers != null;
+          message = "services.timesyncd.fallbackServers: null would make timesyncd fall back to systemd's compiled-in servers, which are names (see hardware/clock.nix); give IP addresses or [ ].";
+        }
+      ]
+    );
+    warnings = lib.optional (cfg.clockWaitSec > 0 && cfg.clockWaitSec < onePassSec) ''
+      nxdns.pi.clockWaitSec = ${toString cfg.clockWaitSec} is shorter than one pass of
+      systemd-timesyncd over nxdns.pi.timeServers (${toString onePassSec} s: 10 s per server);
+      nxdns may start before the servers further down the list were tried.
+    '';
 
     systemd.services.nxdns-clock-floor = mkIf (cfg.clockFloor > 0) {
       description = "Raise the clock to the image's floor (no RTC)";
@@ -99,8 +151,16 @@ in
 
     systemd.services.nxdns-time-wait = mkIf (cfg.clockWaitSec > 0 && config.services.timesyncd.enable) {
       description = "Wait (bounded) for the first NTP synchronisation before nxdns";
-      after = [ "systemd-timesyncd.service" ];
-      wants = [ "time-sync.target" ];
+      # timesyncd sends its first request when the network is online; a
+      # wait counted from earlier could end before any server was asked.
+      after = [
+        "systemd-timesyncd.service"
+        "network-online.target"
+      ];
+      wants = [
+        "time-sync.target"
+        "network-online.target"
+      ];
       before = [ "time-sync.target" ];
       serviceConfig = {
         Type = "oneshot";
@@ -114,7 +174,7 @@ in
           if [ -e /run/systemd/timesync/synchronized ]; then exit 0; fi
           sleep 1
         done
-        echo "no NTP synchronisation within ${toString cfg.clockWaitSec} s; starting nxdns anyway (DoT certificate checks fail until the clock is set)"
+        echo "no NTP synchronisation within ${toString cfg.clockWaitSec} s of network-online; starting nxdns anyway (certificates newer than the clock fail verification, reported as clock-behind, until timesyncd sets it)"
       '';
     };
 

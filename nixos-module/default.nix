@@ -436,7 +436,12 @@ in
         "127.0.0.1"
       ]
       ++ optional (helpers.servesLoopback "::1" cfg.settings.listen) "::1";
-      services.resolved.enable = mkDefault false;
+      # Above mkDefault (1000), below a plain definition (100): networkd sets
+      # services.resolved.enable = mkDefault true, and two mkDefaults that
+      # disagree are "conflicting definition values" -- networking.useNetworkd
+      # would break the build instead of giving nxdns the resolver. Enabling
+      # resolved by hand still wins and meets the assertion above.
+      services.resolved.enable = lib.mkOverride 900 false;
       networking.dhcpcd.extraConfig = ''
         # nxdns is this host's resolver (services.nxdns.useAsSystemResolver).
         nohook resolv.conf

@@ -7,7 +7,7 @@
 #   --list       print the package list and exit (no root needed)
 #   --no-update  never run apt-get update (e.g. offline mirror already fresh)
 #   --bench      also install the peer resolvers bench/run.sh compares
-#                nxdns with (unbound, stubby) and its tools (BENCH_PKGS)
+#                nxdns with (unbound, stubby, knot-resolver) and its tools (BENCH_PKGS)
 #   --cross      also install the aarch64 cross toolchain, qemu-user and the
 #                arm64 libraries (adds dpkg arch arm64; see cross_packages)
 # Environment:
@@ -27,17 +27,23 @@ readonly UNIT_TEST_PKGS=(cpputest libcmocka-dev)
 # bookworm has no smaller package than `prometheus` that ships promtool.
 # nghttp2-proxy gives nghttpx: the real HTTP/2 front of the DoH fixture;
 # dnsperf drives the 10,000- and 100,000-query leak checks.
-readonly E2E_PKGS=(dnsutils knot-dnsutils prometheus iproute2 procps python3 nghttp2-proxy dnsperf)
+# curl reads /metrics and drives the cache flush API in the shell tests;
+# unbound (its daemon, never its system service: see policy-rc.d below) is
+# the DoT upstream of the EDNS interop test (tests/integration/
+# edns_interop_unbound.sh).
+readonly E2E_PKGS=(dnsutils knot-dnsutils prometheus iproute2 procps python3 nghttp2-proxy dnsperf curl unbound)
 # clang's libFuzzer runtime (libclang_rt.fuzzer-*.a) lives in
 # libclang-rt-14-dev, which clang-14 only Recommends; with
 # --no-install-recommends it must be named or -fsanitize=fuzzer fails to link.
 readonly FUZZ_PKGS=(clang-14 libclang-rt-14-dev)
-# nix-instantiate --parse checks the NixOS module syntax.
-readonly LINT_PKGS=(nix-bin)
+# nix-instantiate/nix evaluate the flake, the NixOS module and the Pi
+# profiles; mypy and pyflakes check the VM tests' Python scripts as the NixOS
+# test driver does (scripts/nix-checks.sh).
+readonly LINT_PKGS=(nix-bin python3-mypy python3-pyflakes)
 # bench/run.sh only (never CI): the established forwarders it runs beside
-# nxdns on the same workload, and its measuring tools. Opt-in because the
-# unbound package ships a system service the test suite has no use for.
-readonly BENCH_PKGS=(unbound stubby dnsperf valgrind iproute2 procps)
+# nxdns on the same workload, and its measuring tools (unbound is also in
+# E2E_PKGS; --list skips the repeat).
+readonly BENCH_PKGS=(unbound stubby knot-resolver dnsperf valgrind iproute2 procps)
 
 # The aarch64 cross build (scripts/aarch64.sh). Only the :arm64 RUNTIME
 # libraries come from apt: an :arm64 copy of a package that a list above also
@@ -208,6 +214,12 @@ fi
 if [[ " ${missing[*]} " == *" unbound "* && -d /run/systemd/system ]]; then
   systemctl disable --now unbound.service unbound-resolvconf.service >>"$log" 2>&1 || true
   echo "install-deps: disabled unbound.service (bench/run.sh runs its own)"
+fi
+
+# And Knot Resolver: the bench starts its own kresd on a loopback port.
+if [[ " ${missing[*]} " == *" knot-resolver "* && -d /run/systemd/system ]]; then
+  systemctl disable --now kresd@1.service kresd.target kres-cache-gc.service >>"$log" 2>&1 || true
+  echo "install-deps: disabled kresd (bench/run.sh runs its own)"
 fi
 
 # Keep a freshly installed Prometheus from being started at the next boot.

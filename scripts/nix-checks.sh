@@ -3,22 +3,32 @@
 # without nixpkgs and without network (Debian's nix-bin 2.8 is enough):
 #
 #   1. every .nix file in the tree parses (nix-instantiate --parse);
-#   2. the Nix evaluation tests (tests/nix/: the NixOS module, the no-RTC
-#      clock profile, the Pi's site configuration, package.nix, the shape of
-#      flake.nix's outputs) run against a nixpkgs `lib` checkout, if one is
-#      on this machine; the VM tests' Python scripts are rendered and
-#      compiled (and linted with pyflakes where python3-pyflakes is installed);
-#   3. with that lib, `nix flake check --no-build` on the flake, its nixpkgs
+#   2. the Nix evaluation tests (tests/nix/: the NixOS module and its unit,
+#      the Pi profiles hardware/common.nix, pi3.nix, pi4.nix, clock.nix and
+#      the site configuration, evaluated with lib.evalModules against option
+#      declarations as strict as NixOS's; package.nix; the shape of
+#      flake.nix's outputs) run against a nixpkgs `lib`;
+#   3. the VM tests' Python scripts are rendered and checked as the NixOS
+#      test driver checks them before it boots anything: pyflakes, and mypy
+#      --no-implicit-optional against a typed stub of the driver's machine
+#      API (tests/nix/check_vm_scripts.py, tests/nix/driver/); negative
+#      fixtures (tests/nix/fixtures/vm-script-*.py) must be rejected;
+#   4. with that lib, `nix flake check --no-build` on the flake, its nixpkgs
 #      input replaced by a stand-in (real lib, stub packages), so this Nix's
 #      own flake checker validates the outputs (Nix 2.8 on Debian 12).
 #
-# Steps 2 and 3 need nixpkgs' lib/ directory and nothing else from nixpkgs. CI
-# machines cannot fetch it, so they run only where a checkout exists:
-#   NXDNS_NIXPKGS_LIB=/path     a nixpkgs (or nixpkgs.lib) checkout, or its lib/
-#   /var/cache/nxdns/nixpkgs-lib  the same, looked for when the variable is unset
-# Without one, steps 2 and 3 print "skipped: no nixpkgs lib" and the stage
-# still passes on step 1. The same tests always run in `nix flake check`
-# (checks.<system>.module-eval), and the VM tests only there (KVM).
+# Steps 2 to 4 need nixpkgs' lib/ directory and nothing else from nixpkgs,
+# looked for in this order:
+#   NXDNS_NIXPKGS_LIB=/path        a nixpkgs (or nixpkgs.lib) checkout, or its lib/
+#   $ROOT/../shared/nixpkgs-lib    the read-only copy CI places beside the clone
+#   /var/cache/nxdns/nixpkgs-lib   a machine-wide copy
+# It is used where it is and never copied into the tree. Without one, steps
+# 2 and 4 print "skipped: no nixpkgs lib" -- and under CI=true that is a
+# failure, not a skip. Step 3 needs only mypy and pyflakes (Debian
+# python3-mypy, python3-pyflakes): missing, they fail the stage.
+#
+# Exit status: 0 when everything that ran passed (outside CI, steps 2 and 4
+# may have been skipped, as printed); non-zero on any failure.
 #
 # Usage: bash scripts/nix-checks.sh
 set -uo pipefail
@@ -30,6 +40,7 @@ cd "$ROOT"
 export NIX_CONFIG="build-users-group =${NIX_CONFIG:+
 $NIX_CONFIG}"
 CACHE_LIB=/var/cache/nxdns/nixpkgs-lib
+SHARED_LIB=$(cd "$ROOT/.." && pwd)/shared/nixpkgs-lib
 
 if ! command -v nix-instantiate >/dev/null 2>&1; then
   echo "nix-instantiate not found (Debian: apt-get install nix-bin; scripts/install-deps.sh does)"
@@ -55,17 +66,23 @@ if [ "${#files[@]}" = 0 ]; then
   exit 1
 fi
 
-# Nix 2.8 (Debian 12) has no builtins.readFileType, which lib.fileset needs;
-# the flake must evaluate there, so the tree must not use it.
-if grep -nE '^[^#]*lib\.fileset' "${files[@]}"; then
-  echo "lib.fileset is used above: Nix 2.8 cannot evaluate it (use lib.cleanSourceWith)"
+# Nix 2.8 (Debian 12) lacks one builtin that nixpkgs lib 26.11 calls without
+# a fallback: builtins.readFileType (Nix 2.14). Found by comparing the
+# builtins the lib names with `builtins.attrNames builtins` of this Nix:
+# also missing are builtins.warn (lib.warn falls back to trace) and nothing
+# else. readFileType is lib.filesystem.pathType, so lib.fileset,
+# lib.pathIsDirectory / pathIsRegularFile and lib.sources' git helpers
+# (commitIdFromGitRepo, pathIsGitRepo) throw on Nix 2.8. The flake must
+# evaluate there, so the tree must not call them.
+if grep -nE '^[^#]*(lib\.fileset|readFileType|pathType|pathIsDirectory|pathIsRegularFile|commitIdFromGitRepo|pathIsGitRepo)' "${files[@]}"; then
+  echo "a lib function that needs builtins.readFileType is used above: Nix 2.8 cannot evaluate it (use lib.cleanSourceWith, builtins.pathExists)"
   parse_failed=$((parse_failed + 1))
 fi
 
 # ---- 2. evaluation tests ------------------------------------------------------
 find_lib() {
   local c
-  for c in "${NXDNS_NIXPKGS_LIB:-}" "$CACHE_LIB"; do
+  for c in "${NXDNS_NIXPKGS_LIB:-}" "$SHARED_LIB" "$CACHE_LIB"; do
     [ -n "$c" ] || continue
     if [ -f "$c/lib/default.nix" ] && [ -f "$c/lib/modules.nix" ]; then
       echo "$c/lib"
@@ -104,35 +121,9 @@ print(f"evaluation tests: {n - bad} of {n} passed")
 sys.exit(1 if bad else 0)
 EOF
     fi
-    # The VM tests' Python scripts: syntax (and pyflakes, when installed),
-    # with the test driver's globals declared as the driver does.
+    # ---- 3. the VM tests' scripts, checked as the test driver checks them
     if scripts=$(nix-instantiate --eval --strict --json "$ROOT/tests/nix/vm-test-scripts.nix" --arg lib "import $libdir" 2>&1); then
-      python3 - "$scripts" <<'EOF' || eval_failed=1
-import json, os, subprocess, sys, tempfile
-bad = 0
-for name, t in json.loads(sys.argv[1]).items():
-    header = "from typing import Any\n" + "".join(
-        f"{g}: Any = None\n" for g in ["start_all", "subtest", "machines", *t["machines"]])
-    source = header + t["script"]
-    try:
-        compile(source, f"vm-tests/{name}.nix:testScript", "exec")
-    except SyntaxError as e:
-        print(f"vm test script {name}: {e}")
-        bad += 1
-        continue
-    with tempfile.NamedTemporaryFile("w", suffix=f"-{name}.py", delete=False) as f:
-        f.write(source)
-    lint = subprocess.run(["/usr/bin/python3", "-m", "pyflakes", f.name], capture_output=True, text=True)
-    os.unlink(f.name)
-    if lint.returncode == 0:
-        print(f"vm test script {name}: compiles, pyflakes clean")
-    elif "No module named pyflakes" in lint.stderr:
-        print(f"vm test script {name}: compiles (pyflakes not installed)")
-    else:
-        print(f"vm test script {name}: pyflakes:\n{lint.stdout}{lint.stderr}")
-        bad += 1
-sys.exit(1 if bad else 0)
-EOF
+      /usr/bin/python3 "$ROOT/tests/nix/check_vm_scripts.py" <<<"$scripts" || eval_failed=1
     else
       echo "$scripts"
       echo "vm test scripts: failed to render"
@@ -144,12 +135,25 @@ EOF
     eval_failed=1
     ;;
   *)
-    echo "evaluation tests: skipped: no nixpkgs lib (set NXDNS_NIXPKGS_LIB=/path/to/nixpkgs," \
-      "or put a checkout at $CACHE_LIB); they run in 'nix flake check' as checks.<system>.module-eval"
+    if [ "${CI:-}" = true ]; then
+      echo "evaluation tests: FAILED: no nixpkgs lib at $SHARED_LIB or $CACHE_LIB, and NXDNS_NIXPKGS_LIB" \
+        "is unset; in CI the lib must be there (a fresh clone with shared/ beside it)"
+      eval_failed=1
+    else
+      echo "evaluation tests: skipped: no nixpkgs lib (set NXDNS_NIXPKGS_LIB=/path/to/nixpkgs," \
+        "or put one at $SHARED_LIB or $CACHE_LIB); they run in 'nix flake check' as checks.<system>.module-eval"
+    fi
     ;;
 esac
 
-# ---- 3. the flake's outputs under this Nix's own flake checker -------------
+# Negative fixtures: scripts the test driver would refuse; the checker must
+# refuse each one, or a broken check would pass every script. Needs no lib.
+if ! /usr/bin/python3 "$ROOT/tests/nix/check_vm_scripts.py" --expect-reject "$ROOT"/tests/nix/fixtures/vm-script-*.py; then
+  echo "vm test script check: FAILED: it accepts a script the NixOS test driver rejects"
+  eval_failed=1
+fi
+
+# ---- 4. the flake's outputs under this Nix's own flake checker -------------
 # `nix flake check --no-build` with the nixpkgs input replaced by a stand-in
 # (the same lib, stub packages): Nix itself validates the output schema
 # (nixosModules, overlays, apps, checks, nixosConfigurations, ...) and
@@ -158,7 +162,8 @@ esac
 flake_failed=0
 if [ -n "${libdir:-}" ]; then
   tmp=$(mktemp -d)
-  trap 'rm -rf "$tmp"' EXIT
+  # The lib may be a read-only copy (CI's shared/): make the copy removable.
+  trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
   mkdir -p "$tmp/nixpkgs" "$tmp/src"
   cp "$ROOT/tests/nix/stubs/nixpkgs-flake/flake.nix" "$ROOT/tests/nix/stubs/pkgs.nix" "$tmp/nixpkgs/"
   cp -r "$libdir" "$tmp/nixpkgs/lib"
@@ -174,7 +179,12 @@ experimental-features = nix-command flakes" nix flake check --no-build \
     flake_failed=1
   fi
 else
-  echo "flake check (--no-build, stub nixpkgs): skipped: needs the nixpkgs lib (see above)"
+  if [ "${CI:-}" = true ]; then
+    echo "flake check (--no-build, stub nixpkgs): FAILED: needs the nixpkgs lib (see above)"
+    flake_failed=1
+  else
+    echo "flake check (--no-build, stub nixpkgs): skipped: needs the nixpkgs lib (see above)"
+  fi
 fi
 
 echo "not run here: package build, VM tests, SD image (need Nix with nixpkgs, and KVM for the VM tests):" \

@@ -9,6 +9,20 @@
 
 namespace nxdns::app {
 
+namespace {
+cache::CacheOptions cache_options(const config::Config& cfg) {
+  cache::CacheOptions o;
+  o.max_bytes = cfg.cache.max_bytes;
+  o.clamp = {cfg.cache.min_ttl, cfg.cache.max_ttl};
+  o.prefetch = cfg.cache.prefetch;
+  o.serve_stale = cfg.cache.serve_stale;
+  o.stale_window = cfg.cache.stale_window;
+  // No client waits longer than its total budget: neither does a flight.
+  o.exchange_budget = cfg.budgets.total;
+  return o;
+}
+}  // namespace
+
 Daemon::Daemon(Key) {}
 
 Daemon::~Daemon() {
@@ -22,7 +36,9 @@ Daemon::~Daemon() {
   signals_.clear();
   tcp_.clear();
   udp_.clear();
+  clock_watch_.reset();  // its timer lives on the scheduler
   engine_.reset();
+  cache_.reset();
   pool_.reset();
   diag_.reset();
   sched_.reset();
@@ -63,7 +79,20 @@ std::unique_ptr<Daemon> Daemon::create(const config::Config& cfg, const Transpor
   // closes). The diagnostics object outlives the pool (member order).
   po.on_attempt = [diag = d->diag_.get()](const upstream::AttemptReport& r) { diag->on_attempt(r); };
   d->pool_ = std::make_unique<upstream::Pool>(*d->sched_, std::move(entries), std::move(po));
-  d->engine_ = std::make_unique<query::Engine>(*d->sched_, *d->pool_, query::EngineOptions{cfg.budgets.total});
+  if (cfg.cache.enabled) d->cache_ = std::make_unique<cache::CachingPool>(*d->sched_, *d->pool_, cache_options(cfg));
+  d->engine_ =
+      std::make_unique<query::Engine>(*d->sched_, *d->pool_, query::EngineOptions{cfg.budgets.total}, d->cache_.get());
+  // A certificate check failed under a wrong clock (no RTC, NTP not there
+  // yet) is retried as soon as the clock is set, not after the backoff.
+  d->clock_watch_ = std::make_unique<loop::ClockStepWatcher>(*d->sched_, [pool = d->pool_.get()](loop::Duration step) {
+    const auto reset = pool->clock_stepped();
+    const double s = std::chrono::duration<double>(step).count();
+    std::string which;
+    for (const auto i : reset) which += log::cat(which.empty() ? "" : ", ", i);
+    log::info("clock stepped by ", s > 0 ? "+" : "", s, " s; ",
+              reset.empty() ? std::string("no upstream was failing a certificate check")
+                            : log::cat("certificate checks retried now for upstream(s) ", which));
+  });
 
   d->listener_state_.access = server::AccessControl(cfg.access_rules);
   d->listener_state_.clients = server::ClientLimits(server::default_client_limit_options(cfg.client_rate));
@@ -89,6 +118,7 @@ std::unique_ptr<Daemon> Daemon::create(const config::Config& cfg, const Transpor
     src.engine = d->engine_.get();
     src.listeners = &d->listener_state_;
     src.diagnostics = d->diag_.get();
+    src.cache = d->cache_.get();
     src.sched = d->sched_.get();
     src.started_at = d->started_at_;
     src.udp = d->udp_endpoints();
@@ -96,7 +126,8 @@ std::unique_ptr<Daemon> Daemon::create(const config::Config& cfg, const Transpor
     web::HttpServerOptions ho;
     ho.listen = cfg.http.listen;
     std::string err;
-    d->http_ = web::HttpServer::start(d->base_.get(), ho, web::daemon_routes(std::move(src)), &err);
+    d->http_ = web::HttpServer::start(d->base_.get(), ho, web::daemon_routes(std::move(src)), &err,
+                                      web::daemon_post_routes(d->cache_.get()));
     if (!d->http_) {
       *why = err;
       return nullptr;

@@ -13,8 +13,10 @@
 #include <vector>
 
 #include "app/transport_factory.hpp"
+#include "cache/caching_pool.hpp"
 #include "config/config.hpp"
 #include "diag/diagnostics.hpp"
+#include "loop/clock_step.hpp"
 #include "loop/event_handles.hpp"
 #include "loop/loop_scheduler.hpp"
 #include "query/engine.hpp"
@@ -47,6 +49,8 @@ class Daemon {
   loop::Scheduler& scheduler() { return *sched_; }
   upstream::Pool& pool() { return *pool_; }
   query::Engine& engine() { return *engine_; }
+  // nullptr when cache.enabled is false.
+  cache::CachingPool* cache() { return cache_.get(); }
   const server::ListenerState& listener_state() const { return listener_state_; }
   const diag::Diagnostics& diagnostics() const { return *diag_; }
   // nullptr when http.enabled is false.
@@ -66,7 +70,11 @@ class Daemon {
   // Before the pool: the pool reports every attempt to it.
   std::unique_ptr<diag::Diagnostics> diag_;
   std::unique_ptr<upstream::Pool> pool_;
+  // Between the engine and the pool: destroyed after the engine, before the pool.
+  std::unique_ptr<cache::CachingPool> cache_;
   std::unique_ptr<query::Engine> engine_;
+  // After the pool it resets (clock steps retry certificate checks).
+  std::unique_ptr<loop::ClockStepWatcher> clock_watch_;
   server::ListenerState listener_state_;
   std::vector<std::unique_ptr<server::UdpListener>> udp_;
   std::vector<std::unique_ptr<server::TcpListener>> tcp_;

@@ -23,11 +23,15 @@ constexpr OptionSpec burst_options[] = {
     {"json", '\0', false, "print one JSON object instead of the timeline"}};
 constexpr OptionSpec demo_options[] = {{"rtt-ms", '\0', true, "simulated round trip to the upstream (default 40)"},
                                        {"names", 'n', true, "names per burst (default 30)"}};
+constexpr OptionSpec cache_options[] = {
+    {"http", '\0', true, "address:port of the daemon's HTTP surface (default: http.listen of --config, else 127.0.0.1:8053)"},
+    {"config", 'c', true, "configuration file to read http.listen from"}};
 constexpr CommandSpec command_table[] = {
     {"run", "serve DNS with the given configuration", run_options},
     {"check", "validate the configuration, then probe each enabled upstream once", check_options},
     {"burst", "send N concurrent unique-name queries to a server and judge the timeline", burst_options},
     {"demo", "run the embedded demo on loopback: fixture upstream, daemon, cold and warm bursts", demo_options},
+    {"cache", "cache flush [NAME]: empty the running daemon's cache, or every entry under NAME", cache_options, 2},
     {"version", "print the version and library versions", {}},
     {"help", "show this help", {}},
 };
@@ -85,6 +89,9 @@ ParseResult parse(const std::vector<std::string>& argv) {
     } else if (a.size() == 2 && a[0] == '-') {
       for (const auto& o : spec->options)
         if (o.short_name == a[1]) opt = &o;
+    } else if (p.positionals.size() < spec->max_positionals) {
+      p.positionals.push_back(a);
+      continue;
     } else {
       r.error = "unexpected argument '" + a + "' for '" + cmd + "'";
       return r;

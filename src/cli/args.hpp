@@ -22,11 +22,14 @@ struct CommandSpec {
   std::string_view name;
   std::string_view summary;
   std::span<const OptionSpec> options;
+  // Words after the command that are not options (`nxdns cache flush NAME`).
+  std::size_t max_positionals = 0;
 };
 
 struct Parsed {
   std::string command;
   std::map<std::string, std::string> values;  // flags map to "" when given
+  std::vector<std::string> positionals;
   bool has(const std::string& k) const { return values.count(k) != 0; }
   std::string get(const std::string& k, const std::string& def = "") const {
     auto it = values.find(k);

@@ -12,30 +12,52 @@ namespace {
 // (nxdns-delay-relay, which also delays each new connection by one round
 // trip), 30 concurrent unique names; a "serial" upstream answers a
 // connection's queries one at a time, 10 ms each (nxdns-fixture-dot
-// --serial --response-delay-ms 10). The figures, their spread and the load
-// they were measured under: docs/performance.md, "Acceptance gates". A
-// median is the quiet machine's; a margin covers the quiet spread plus the
-// warm bursts' interquartile range under load, and stays well below one
-// round trip (ratio 1.0): one more round trip fails every gate. Staircase
+// --serial --response-delay-ms 10). A median is that of the calmest runs of
+// burst_acceptance.sh measured on the project's machine (load average < 8
+// on 2 vCPUs, 33 runs per library; every run, the spread and the quieter
+// bench figures: docs/performance.md, "Acceptance gates"). A margin covers
+// the upper quartile of those runs where it can, and stays at or below half
+// a round trip (ratio 0.5): one more round trip fails every gate. Staircase
 // limits: quiet bursts score <= 0.05; four waves of eight score 0.12, one
 // session's serial line (five waves of six) 0.16, the field defect 1.0.
 constexpr BurstGate gate_table[] = {
-    //  name        cold  median 1.3  median 1.2  margin  stair  design
+    //  name        cold  dials  median 1.3  median 1.2  margin  stair  design
     // TCP + TLS + query: 3 round trips (4 with TLS 1.2) plus five parallel
-    // handshakes' CPU. Quiet 3.80..3.89 / 4.91..5.06; margin 0.35 (14 ms).
-    // Design: ~3.2 (the best established forwarders, over one session).
-    {"cold", true, 3.80, 5.03, 0.35, 0.10, 3.2},
-    // One pipelined round trip. Quiet 1.03..1.05, and 1.04 the median
-    // under load on both libraries, whose middle half was 0.94..1.13:
-    // margin 0.11. Design: ~1.06.
-    {"warm", false, 1.04, 1.04, 0.11, 0.05, 1.06},
+    // handshakes' CPU on each end, which is what load moves. Middle half
+    // 3.91..4.94 / 5.40..7.19: margin 0.50. Design: ~3.2 (the best
+    // established forwarders, over one session).
+    {"cold", true, true, 4.12, 6.26, 0.50, 0.10, 3.2},
+    // One pipelined round trip. Middle half 1.05..1.11 / 1.05..1.09; at
+    // load 0.2 (10:45) 1.04..1.16 on 3.6; after the day's merge (11:25, load
+    // 0.7) 1.02..1.09 on 3.6, 1.06..1.18 on 2.28 (median 1.07): margin 0.12.
+    // Design: ~1.06.
+    {"warm", false, false, 1.07, 1.07, 0.12, 0.05, 1.06},
     // The cold floor plus each session's line (30 names over 5 sessions x
-    // 10 ms). Quiet 3.98..4.32 / 4.96..5.50: margin 0.50.
-    {"serial-cold", true, 4.10, 5.03, 0.50, 0.11, 0},
+    // 10 ms). Middle half 4.48..5.05 / 5.48..6.91: margin 0.50.
+    {"serial-cold", true, true, 4.65, 5.74, 0.50, 0.11, 0},
     // Spread over the open sessions (without: (40 + 30 x 10) / 50 = 6.8, a
-    // staircase). Quiet 2.13..2.20 / 2.06..2.17; under load 1.89..2.37:
-    // margin 0.35.
-    {"serial-warm", false, 2.18, 2.17, 0.35, 0.11, 0},
+    // staircase). Middle half 2.12..2.25 / 2.14..2.28; after the day's merge
+    // 2.12..2.49 on 3.6 (6 runs at load 0.7): margin 0.50.
+    {"serial-warm", false, false, 2.20, 2.19, 0.50, 0.11, 0},
+    // The household's usual state (issue 15): a fresh daemon holding one
+    // session (the burst tool's single queries open it), then the burst,
+    // pipelined on that session: one round trip, like warm. Measured after
+    // the day's merge (load 0.7): 1.04..1.14 on 3.6 (6 runs), 1.00..1.09 on
+    // 2.28 (6 runs). Margin as warm. Design: ~1.06 (the peers pipeline on
+    // their one connection).
+    {"one-session", false, false, 1.08, 1.06, 0.12, 0.05, 1.06},
+    // The same state against a one-at-a-time upstream: the line on the open
+    // session is detected, re-sent once and spread over sessions dialled as
+    // headroom, so the burst pays a dial plus the spread line. Measured
+    // after the day's merge (load 0.7): 3.76..4.23 on 3.6 (5 runs),
+    // 4.83..5.41 on 2.28 (6 runs). Margin 0.50
+    // (a cold-like burst: its dials' CPU is what load moves). Its staircase
+    // is the issue's 0.20, not 0.11: the open session still answers its line
+    // one at a time while the re-sent copies come back from the new sessions
+    // (measured 0.13 on a quiet machine); what tells spreading from a serial
+    // line here is the fixture's counters in burst_acceptance.sh (connections,
+    // duplicates received) and the ratio.
+    {"serial-one-session", false, true, 4.00, 5.00, 0.50, 0.20, 0},
 };
 
 }  // namespace

@@ -12,6 +12,7 @@ int run_command(const Parsed& p);
 int check_command(const Parsed& p);
 int burst_command(const Parsed& p);
 int demo_command(const Parsed& p);
+int cache_command(const Parsed& p);
 int version_command();
 
 }  // namespace nxdns::cli

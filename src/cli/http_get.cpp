@@ -10,7 +10,9 @@
 
 namespace nxdns::cli {
 
-std::optional<HttpResponse> http_get(const net::Endpoint& server, const std::string& path, int timeout_ms) {
+namespace {
+std::optional<HttpResponse> http_request(const char* method, const net::Endpoint& server, const std::string& path,
+                                         int timeout_ms) {
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   loop::UniqueFd fd(::socket(server.family(), SOCK_STREAM | SOCK_CLOEXEC, 0));
@@ -19,7 +21,9 @@ std::optional<HttpResponse> http_get(const net::Endpoint& server, const std::str
   ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   if (::connect(fd.get(), server.sa(), server.len) != 0) return std::nullopt;
-  const std::string req = "GET " + path + " HTTP/1.0\r\nHost: " + server.to_string() + "\r\nConnection: close\r\n\r\n";
+  const std::string body_len = std::string(method) == "POST" ? "Content-Length: 0\r\n" : "";
+  const std::string req = std::string(method) + " " + path + " HTTP/1.0\r\nHost: " + server.to_string() +
+                          "\r\nConnection: close\r\n" + body_len + "\r\n";
   if (::send(fd.get(), req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) return std::nullopt;
   std::string raw;
   char buf[8192];
@@ -36,6 +40,32 @@ std::optional<HttpResponse> http_get(const net::Endpoint& server, const std::str
   r.status = std::atoi(raw.c_str() + sp + 1);
   r.body = raw.substr(hdr_end + 4);
   return r;
+}
+}  // namespace
+
+std::optional<HttpResponse> http_get(const net::Endpoint& server, const std::string& path, int timeout_ms) {
+  return http_request("GET", server, path, timeout_ms);
+}
+
+std::optional<HttpResponse> http_post(const net::Endpoint& server, const std::string& path, int timeout_ms) {
+  return http_request("POST", server, path, timeout_ms);
+}
+
+std::string url_encode(std::string_view v) {
+  static constexpr char hex[] = "0123456789ABCDEF";
+  std::string out;
+  for (char ch : v) {
+    const auto c = static_cast<unsigned char>(ch);
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+        c == '_' || c == '~') {
+      out.push_back(ch);
+    } else {
+      out.push_back('%');
+      out.push_back(hex[c >> 4]);
+      out.push_back(hex[c & 0xF]);
+    }
+  }
+  return out;
 }
 
 }  // namespace nxdns::cli

@@ -1,6 +1,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "net/endpoint.hpp"
 
@@ -14,5 +15,10 @@ struct HttpResponse {
 // A minimal blocking HTTP/1.0 GET, for the demo's metrics excerpt and tests.
 // Returns nullopt on connect/read failure or timeout.
 std::optional<HttpResponse> http_get(const net::Endpoint& server, const std::string& path, int timeout_ms);
+// The same with POST and an empty body (operator actions: `nxdns cache flush`).
+std::optional<HttpResponse> http_post(const net::Endpoint& server, const std::string& path, int timeout_ms);
+// RFC 3986 percent-encoding of everything but the unreserved characters, for
+// a query-string value.
+std::string url_encode(std::string_view v);
 
 }  // namespace nxdns::cli

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   if (p.command == "check") return check_command(p);
   if (p.command == "burst") return burst_command(p);
   if (p.command == "demo") return demo_command(p);
+  if (p.command == "cache") return cache_command(p);
   if (p.command == "version") return version_command();
   std::fputs(usage().c_str(), stdout);
   return exit_ok;

@@ -447,6 +447,34 @@ class Loader {
     }
   }
 
+  void read_cache(const YAML::Node& n, Config& cfg) const {
+    const std::string path = "cache";
+    const Map m = read_map(n, path,
+                           {"enabled", "max_bytes", "min_ttl", "max_ttl", "prefetch", "serve_stale", "stale_window"},
+                           "a mapping");
+    Cache& c = cfg.cache;
+    if (const Entry* e = find(m, "enabled")) c.enabled = read_bool(e->value, join(path, "enabled"));
+    if (const Entry* e = find(m, "max_bytes")) {
+      // Below 64 KiB a household's working set cannot fit; above 1 GiB is
+      // more than a Pi has.
+      c.max_bytes = static_cast<std::size_t>(read_int(e->value, join(path, "max_bytes"), 65536, 1LL << 30));
+    }
+    const Entry* lo = find(m, "min_ttl");
+    const Entry* hi = find(m, "max_ttl");
+    if (lo) c.min_ttl = static_cast<std::uint32_t>(read_int(lo->value, join(path, "min_ttl"), 0, 86400));
+    if (hi) c.max_ttl = static_cast<std::uint32_t>(read_int(hi->value, join(path, "max_ttl"), 1, 7 * 86400));
+    if (c.min_ttl > c.max_ttl) {
+      const Entry* blame = lo ? lo : hi;
+      fail(join(path, blame == lo ? "min_ttl" : "max_ttl"), blame->value.Mark(),
+           "min_ttl (" + std::to_string(c.min_ttl) + ") must not exceed max_ttl (" + std::to_string(c.max_ttl) + ")");
+    }
+    if (const Entry* e = find(m, "prefetch")) c.prefetch = read_bool(e->value, join(path, "prefetch"));
+    if (const Entry* e = find(m, "serve_stale")) c.serve_stale = read_bool(e->value, join(path, "serve_stale"));
+    if (const Entry* e = find(m, "stale_window")) {
+      c.stale_window = std::chrono::seconds(read_int(e->value, join(path, "stale_window"), 1, 7 * 86400));
+    }
+  }
+
   void read_log(const YAML::Node& n, Config& cfg) const {
     const std::string path = "log";
     const Map m = read_map(n, path, {"level"}, "a mapping");
@@ -561,8 +589,9 @@ Config Loader::run(const std::string& text) {
   if (!root.IsMap()) fail("", root.Mark(), "expected a mapping of settings at the top level, got " + describe(root));
 
   try {
-    const Map m = read_map(root, "", {"listen", "upstreams", "budgets", "http", "log", "access_control", "client_limits"},
-                         "a mapping");
+    const Map m = read_map(root, "", {"listen", "upstreams", "budgets", "http", "cache", "log", "access_control",
+                                      "client_limits"},
+                           "a mapping");
     Config cfg;
     cfg.source = source_;
     if (const Entry* e = find(m, "listen")) {
@@ -578,6 +607,7 @@ Config Loader::run(const std::string& text) {
     cfg.http.listen = *net::parse_endpoint("127.0.0.1:8053", std::nullopt, nullptr);
     if (const Entry* e = find(m, "http")) read_http(e->value, cfg);
     check_http_vs_dns(cfg);
+    if (const Entry* e = find(m, "cache")) read_cache(e->value, cfg);
     if (const Entry* e = find(m, "log")) read_log(e->value, cfg);
     if (const Entry* e = find(m, "access_control")) read_access_control(e->value, cfg);
     if (const Entry* e = find(m, "client_limits")) read_client_limits(e->value, cfg);

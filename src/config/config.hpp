@@ -48,6 +48,17 @@ struct Http {
   net::Endpoint listen;  // default 127.0.0.1:8053
 };
 
+// The answer cache (src/cache/). TTLs in seconds, as DNS writes them.
+struct Cache {
+  bool enabled = true;
+  std::size_t max_bytes = 16u << 20;  // counted with per-entry overhead
+  std::uint32_t min_ttl = 0;          // raises short TTLs (never a TTL of 0)
+  std::uint32_t max_ttl = 86400;
+  bool prefetch = true;
+  bool serve_stale = true;  // RFC 8767
+  std::chrono::seconds stale_window{86400};
+};
+
 // Listener and web defaults (also what an absent key means).
 inline constexpr std::uint16_t kDefaultDnsPort = 53;
 inline constexpr std::uint16_t kDefaultHttpPort = 8053;
@@ -61,6 +72,7 @@ struct Config {
   std::vector<Upstream> upstreams;    // all of them, in file order; enabled or not
   Budgets budgets;
   Http http;
+  Cache cache;
   log::Level log_level = log::Level::info;
   // access_control: the operator's rules, laid over the compiled defaults
   // (server::default_access_rules) by longest prefix. No prefix twice.

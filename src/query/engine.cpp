@@ -1,5 +1,7 @@
 #include "query/engine.hpp"
 
+#include <algorithm>
+
 #include "log/log.hpp"
 
 namespace nxdns::query {
@@ -19,8 +21,22 @@ class Engine::ClientQuery {
   upstream::Pool::Ticket ticket = 0;
 };
 
-Engine::Engine(loop::Scheduler& sched, upstream::Pool& pool, EngineOptions opts)
-    : sched_(sched), pool_(pool), opts_(opts) {}
+Engine::Engine(loop::Scheduler& sched, upstream::Pool& pool, EngineOptions opts, cache::CachingPool* cache)
+    : sched_(sched), pool_(pool), opts_(opts), cache_(cache), ready_timer_(sched) {}
+
+std::uint64_t Engine::forward(const ClientQuery& cq, loop::TimePoint deadline, upstream::Pool::Done done) {
+  // A cache flight may serve clients that arrive later than this one, so it
+  // bounds its exchange by its own budget (CachingOptions::exchange_budget).
+  return cache_ ? cache_->submit(cq.parsed, cq.raw, std::move(done)) : pool_.submit(cq.raw, deadline, std::move(done));
+}
+
+void Engine::cancel_forward(std::uint64_t ticket) {
+  if (cache_) {
+    cache_->cancel(ticket);
+  } else {
+    pool_.cancel(ticket);
+  }
+}
 
 Engine::~Engine() { cancel_all(); }
 
@@ -81,6 +97,22 @@ Engine::Result Engine::submit(dns::ByteView packet, Protocol proto, ReplyFn repl
     return res;
   }
 
+  if (cache_) {
+    // The hit path: one parse (above), one lookup, one rewrite by the cache
+    // and one by for_client. rewrite_answer gave the answer this client's ID
+    // and question bytes, over an answer validated when it was stored, so
+    // the forward path's re-validation cannot fail here. Anything else (no
+    // fresh entry, an answer that does not rewrite) takes forward() below.
+    if (auto hit = cache_->answer_now(*parsed.query, packet)) {
+      const QueryId id = next_id_++;
+      ready_.push_back(ReadyReply{id, proto, std::move(reply), for_client(*hit, packet, *parsed.query, proto)});
+      if (!ready_timer_.armed()) ready_timer_.arm(loop::Duration::zero(), [this] { deliver_ready(); });
+      res.kind = Admission::forwarded;
+      res.id = id;
+      return res;
+    }
+  }
+
   const QueryId id = next_id_++;
   auto q = std::make_unique<ClientQuery>(sched_, dns::Bytes(packet.begin(), packet.end()), std::move(*parsed.query), proto,
                                          std::move(reply));
@@ -92,11 +124,17 @@ Engine::Result Engine::submit(dns::ByteView packet, Protocol proto, ReplyFn repl
     ClientQuery& c = *it->second;
     // Leaves the entry's queue or abandons the attempt; either way the pool
     // accounts for it (a waiter that burned the budget still counts).
-    pool_.cancel(c.ticket);
+    cancel_forward(c.ticket);
     ++counters_.budget_exhausted;
     complete(id, dns::make_error_reply(c.raw, c.parsed, dns::Rcode::servfail));
   });
-  cq.ticket = pool_.submit(cq.raw, [this, id](upstream::PoolOutcome&& out) {
+  // The pool learns the same deadline, so that no attempt outlives the budget
+  // and an attempt timeout can be followed by one more while time is left.
+  // An outcome with error_answer set (every upstream answered SERVFAIL,
+  // REFUSED, ...) is ok: it is an upstream's answer and takes the same path
+  // to the client as any other.
+  const loop::TimePoint deadline = sched_.now() + opts_.total_budget;
+  cq.ticket = forward(cq, deadline, [this, id](upstream::PoolOutcome&& out) {
     auto it = live_.find(id);
     if (it == live_.end()) return;
     ClientQuery& c = *it->second;
@@ -134,29 +172,49 @@ void Engine::complete(QueryId id, dns::Bytes&& reply) {
   owned->reply(std::move(answer));
 }
 
+void Engine::deliver_ready() {
+  delivering_.swap(ready_);
+  for (ReadyReply& r : delivering_) {
+    count_reply(r.proto, r.answer);
+    r.reply(std::move(r.answer));
+  }
+  delivering_.clear();
+}
+
 void Engine::abandon(QueryId id) {
+  auto ready = std::find_if(ready_.begin(), ready_.end(), [id](const ReadyReply& r) { return r.id == id; });
+  if (ready != ready_.end()) {
+    ready_.erase(ready);
+    ++counters_.abandoned;
+    return;
+  }
   auto it = live_.find(id);
   if (it == live_.end()) return;
   std::unique_ptr<ClientQuery> owned = std::move(it->second);
   live_.erase(it);
-  pool_.cancel(owned->ticket);
+  cancel_forward(owned->ticket);
   ++counters_.abandoned;
 }
 
 void Engine::fail_all() {
+  // Hits already have their answer: deliver it rather than a SERVFAIL.
+  ready_timer_.disarm();
+  deliver_ready();
   std::vector<QueryId> ids;
   ids.reserve(live_.size());
   for (auto& [id, q] : live_) ids.push_back(id);
   for (QueryId id : ids) {
     auto it = live_.find(id);
     if (it == live_.end()) continue;
-    pool_.cancel(it->second->ticket);
+    cancel_forward(it->second->ticket);
     complete(id, dns::make_error_reply(it->second->raw, it->second->parsed, dns::Rcode::servfail));
   }
 }
 
 void Engine::cancel_all() {
-  for (auto& [id, q] : live_) pool_.cancel(q->ticket);
+  ready_timer_.disarm();
+  ready_.clear();
+  for (auto& [id, q] : live_) cancel_forward(q->ticket);
   live_.clear();
 }
 

@@ -6,7 +6,9 @@
 #include <functional>
 #include <memory>
 #include <unordered_map>
+#include <vector>
 
+#include "cache/caching_pool.hpp"
 #include "dns/message.hpp"
 #include "loop/scheduler.hpp"
 #include "upstream/pool.hpp"
@@ -57,7 +59,9 @@ class Engine {
     dns::ParseError why = dns::ParseError::none;
   };
 
-  Engine(loop::Scheduler& sched, upstream::Pool& pool, EngineOptions opts);
+  // With `cache`, queries go through it (answers from the cache, joins of
+  // identical exchanges in flight); without, straight to the pool.
+  Engine(loop::Scheduler& sched, upstream::Pool& pool, EngineOptions opts, cache::CachingPool* cache = nullptr);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -76,7 +80,7 @@ class Engine {
   // Drops every pending query without replying (teardown).
   void cancel_all();
 
-  std::size_t in_flight() const { return live_.size(); }
+  std::size_t in_flight() const { return live_.size() + ready_.size(); }
   const QueryCounters& counters() const { return counters_; }
 
   // Builds the reply for an admission-time refusal (listener caps), counting
@@ -92,13 +96,33 @@ class Engine {
   // dns::answer_for_client (hop-by-hop OPT, UDP truncation), or SERVFAIL
   // when the reply cannot be rewritten safely.
   dns::Bytes for_client(dns::ByteView reply, dns::ByteView raw_query, const dns::Query& q, Protocol proto);
+  // The cache hook: the one place a query is handed on, and the one place
+  // it is taken back. A cache answer arrives as a PoolOutcome like a fresh
+  // one and takes the same delivery step.
+  std::uint64_t forward(const ClientQuery& cq, loop::TimePoint deadline, upstream::Pool::Done done);
+  void cancel_forward(std::uint64_t ticket);
+  // Cache hits: answered inside submit(), delivered from the loop (the reply
+  // contract) in one batch per loop pass. A hit needs no ClientQuery, budget
+  // timer or cache ticket, since nothing can make it wait: one zero-delay
+  // timer serves every hit that arrived in the same pass.
+  struct ReadyReply {
+    QueryId id = 0;
+    Protocol proto = Protocol::udp;
+    ReplyFn reply;
+    dns::Bytes answer;  // already through for_client
+  };
+  void deliver_ready();
 
   loop::Scheduler& sched_;
   upstream::Pool& pool_;
   EngineOptions opts_;
+  cache::CachingPool* cache_;
   QueryId next_id_ = 1;
   std::unordered_map<QueryId, std::unique_ptr<ClientQuery>> live_;
   QueryCounters counters_;
+  std::vector<ReadyReply> ready_;
+  std::vector<ReadyReply> delivering_;  // kept for its capacity
+  loop::Timer ready_timer_;
 };
 
 }  // namespace nxdns::query

@@ -25,12 +25,22 @@ bool clear_host_bits(Cidr& c) {
   return had;
 }
 
-Cidr make(int family, std::string_view text, std::uint8_t prefix) {
+// Constant-initialised prefixes: the defaults exist before any code runs.
+constexpr Cidr v4(std::uint8_t a, std::uint8_t b, std::uint8_t prefix) {
   Cidr c;
-  c.family = family;
+  c.family = AF_INET;
+  c.addr[0] = a;
+  c.addr[1] = b;
   c.prefix = prefix;
-  const std::string s(text);
-  ::inet_pton(family, s.c_str(), c.addr.data());
+  return c;
+}
+constexpr Cidr v6(std::uint8_t a, std::uint8_t b, std::uint8_t last, std::uint8_t prefix) {
+  Cidr c;
+  c.family = AF_INET6;
+  c.addr[0] = a;
+  c.addr[1] = b;
+  c.addr[15] = last;
+  c.prefix = prefix;
   return c;
 }
 
@@ -74,22 +84,23 @@ std::optional<Cidr> parse_cidr(std::string_view text, std::string* why) {
   return c;
 }
 
-const std::vector<AccessRule>& default_access_rules() {
-  static const std::vector<AccessRule> rules = {
-      {make(AF_INET, "127.0.0.0", 8), Access::allow},     // loopback
-      {make(AF_INET, "10.0.0.0", 8), Access::allow},      // RFC 1918
-      {make(AF_INET, "172.16.0.0", 12), Access::allow},   // RFC 1918
-      {make(AF_INET, "192.168.0.0", 16), Access::allow},  // RFC 1918
-      {make(AF_INET, "100.64.0.0", 10), Access::allow},   // RFC 6598 shared address space (CGNAT)
-      {make(AF_INET, "169.254.0.0", 16), Access::allow},  // RFC 3927 link-local
-      {make(AF_INET6, "::1", 128), Access::allow},        // loopback
-      {make(AF_INET6, "fe80::", 10), Access::allow},      // RFC 4291 link-local
-      {make(AF_INET6, "fc00::", 7), Access::allow},       // RFC 4193 unique local
-      {make(AF_INET, "0.0.0.0", 0), Access::refuse},      // everyone else
-      {make(AF_INET6, "::", 0), Access::refuse},
-  };
-  return rules;
-}
+namespace {
+constexpr std::array<AccessRule, 11> default_rules = {{
+    {v4(127, 0, 8), Access::allow},        // loopback
+    {v4(10, 0, 8), Access::allow},         // RFC 1918
+    {v4(172, 16, 12), Access::allow},      // RFC 1918
+    {v4(192, 168, 16), Access::allow},     // RFC 1918
+    {v4(100, 64, 10), Access::allow},      // RFC 6598 shared address space (CGNAT)
+    {v4(169, 254, 16), Access::allow},     // RFC 3927 link-local
+    {v6(0, 0, 1, 128), Access::allow},     // ::1 loopback
+    {v6(0xfe, 0x80, 0, 10), Access::allow},  // fe80::/10, RFC 4291 link-local
+    {v6(0xfc, 0x00, 0, 7), Access::allow},   // fc00::/7, RFC 4193 unique local
+    {v4(0, 0, 0), Access::refuse},         // everyone else
+    {v6(0, 0, 0, 0), Access::refuse},
+}};
+}  // namespace
+
+std::span<const AccessRule> default_access_rules() { return default_rules; }
 
 AccessControl::AccessControl(const std::vector<AccessRule>& rules) {
   rules_ = rules;

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,8 +40,9 @@ struct AccessRule {
 std::optional<Cidr> parse_cidr(std::string_view text, std::string* why);
 
 // loopback, RFC 1918, RFC 6598 (100.64/10), link-local (169.254/16,
-// fe80::/10), ULA (fc00::/7) allowed; 0.0.0.0/0 and ::/0 refused.
-const std::vector<AccessRule>& default_access_rules();
+// fe80::/10), ULA (fc00::/7) allowed; 0.0.0.0/0 and ::/0 refused. A fixed
+// array built before main: asking for it never allocates.
+std::span<const AccessRule> default_access_rules();
 
 class AccessControl {
  public:

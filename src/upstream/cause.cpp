@@ -13,11 +13,13 @@ const char* describe(Cause c) {
     case Cause::connect_failed: return "connect_failed";
     case Cause::handshake_failed: return "handshake_failed";
     case Cause::certificate: return "certificate";
+    case Cause::certificate_clock_behind: return "certificate_clock_behind";
     case Cause::tls_protocol: return "tls_protocol";
     case Cause::bad_response: return "bad_response";
     case Cause::response_too_large: return "response_too_large";
     case Cause::http_status: return "http_status";
     case Cause::bad_content_type: return "bad_content_type";
+    case Cause::error_answer: return "error_answer";
     case Cause::attempt_timeout: return "attempt_timeout";
     case Cause::local_resource: return "local_resource";
     case Cause::cancelled: return "cancelled";

@@ -127,9 +127,11 @@ void CurlMulti::update_max_connects() {
   if (multi_) curl_lib().multi_setopt(multi_.get(), CURLMOPT_MAXCONNECTS, n);
 }
 
-void CurlMulti::bind_sockets(CURL* easy, Host& h) {
+void CurlMulti::bind_sockets(Transfer& t, Host& h) {
+  CURL* easy = t.easy();
+  t.socket_host_ = &h;
   curl_lib().easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, &CurlMulti::open_socket);
-  curl_lib().easy_setopt(easy, CURLOPT_OPENSOCKETDATA, &h);
+  curl_lib().easy_setopt(easy, CURLOPT_OPENSOCKETDATA, static_cast<void*>(&t));
   curl_lib().easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION, &CurlMulti::close_socket);
   curl_lib().easy_setopt(easy, CURLOPT_CLOSESOCKETDATA, &h);
 }
@@ -180,6 +182,7 @@ bool CurlMulti::timer_armed() const { return timer_ && evtimer_pending(timer_.ge
 
 void CurlMulti::action(curl_socket_t s, int ev_bitmask) {
   int running = 0;
+  ++actions_;
   ++in_curl_;
   const CURLMcode rc = curl_lib().multi_socket_action(multi_.get(), s, ev_bitmask, &running);
   --in_curl_;
@@ -286,8 +289,10 @@ void CurlMulti::on_timeout(evutil_socket_t, short, void* arg) noexcept {
 void CurlMulti::on_reap(evutil_socket_t, short, void* arg) noexcept { static_cast<CurlMulti*>(arg)->reap(); }
 
 curl_socket_t CurlMulti::open_socket(void* clientp, curlsocktype purpose, curl_sockaddr* address) noexcept {
-  auto* h = static_cast<Host*>(clientp);
-  if (purpose != CURLSOCKTYPE_IPCXN || !address) return CURL_SOCKET_BAD;
+  // Called only while the transfer connects: the transfer is alive.
+  auto* t = static_cast<Transfer*>(clientp);
+  Host* h = t ? t->socket_host_ : nullptr;
+  if (!h || purpose != CURLSOCKTYPE_IPCXN || !address) return CURL_SOCKET_BAD;
   // The pin guard: curl reaches upstream hosts only through the resolve
   // entry. Should anything else ever produce an address (a resolver, a
   // redirect), refuse to dial it rather than leak a query elsewhere.
@@ -304,6 +309,7 @@ curl_socket_t CurlMulti::open_socket(void* clientp, curlsocktype purpose, curl_s
   ++h->open_sockets;
   ++h->sockets_opened;
   h->peak_open_sockets = std::max(h->peak_open_sockets, h->open_sockets);
+  t->dialing();
   return fd;
 }
 

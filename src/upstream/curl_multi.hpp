@@ -46,6 +46,7 @@ class CurlMulti {
   };
 
  public:
+  struct Host;
   // One transfer on an easy handle it owns. Subclasses keep everything the
   // handle points at (request body, error buffer, write target) as members,
   // so the handle can never outlive what curl reads or writes.
@@ -62,10 +63,15 @@ class CurlMulti {
     // was removed from the multi, never inside a libcurl callback. The
     // owner may destroy this object from here (nothing touches it after).
     virtual void transfer_done(CURLcode result) noexcept = 0;
+    // curl opens a connection for this transfer (its first, or a re-send
+    // of a stream the server refused): until curl starts it again it holds
+    // no stream. Runs inside a libcurl callback.
+    virtual void dialing() noexcept {}
 
    private:
     friend class CurlMulti;
     CurlEasyPtr easy_;
+    Host* socket_host_ = nullptr;
     bool added_ = false;
     bool abandoned_ = false;
   };
@@ -100,9 +106,11 @@ class CurlMulti {
   Host* attach(const std::string& key, const net::Endpoint& address);
   void detach(Host* h);
 
-  // Points the easy handle's socket open/close at `h`: sockets are counted
-  // per host, opened close-on-exec, and only ever to h.address.
-  void bind_sockets(CURL* easy, Host& h);
+  // Points the transfer's socket open/close at `h`: sockets are counted
+  // per host, opened close-on-exec, and only ever to h.address; the
+  // transfer hears when curl dials for it (Transfer::dialing). Closing
+  // reports to the host only: a pooled connection outlives its opener.
+  void bind_sockets(Transfer& t, Host& h);
 
   // Starts a configured transfer. On failure returns the CURLMcode (the
   // transfer was not added; the caller still owns it and reports it).
@@ -114,6 +122,11 @@ class CurlMulti {
 
   // Introspection (tests, metrics).
   std::size_t transfers() const { return transfers_; }
+  // curl_multi_socket_action calls so far. A transfer added before action N
+  // was looked at by curl in action N (curl runs every expired timer, and a
+  // new handle's is 0); one still not started by action N+1 is one curl
+  // holds back.
+  std::uint64_t actions() const { return actions_; }
   std::size_t watched_sockets() const { return watches_.size(); }
   std::size_t host_count() const { return hosts_.size(); }
   bool timer_armed() const;
@@ -152,6 +165,7 @@ class CurlMulti {
   std::unordered_map<curl_socket_t, std::unique_ptr<SocketWatch>> watches_;
   std::vector<std::unique_ptr<Transfer>> abandoned_;
   std::size_t transfers_ = 0;
+  std::uint64_t actions_ = 0;
   int in_curl_ = 0;  // depth of curl_multi_socket_action frames on the stack
 };
 

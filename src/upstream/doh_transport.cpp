@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "log/log.hpp"
+#include "upstream/certificate_time.hpp"
 #include "upstream/doh_wire.hpp"
+#include "upstream/retry_decision.hpp"
 #include "upstream/tls_config.hpp"
 
 namespace nxdns::upstream {
@@ -24,7 +26,8 @@ constexpr std::size_t query_pad_block = 128;
 constexpr auto warn_repeat_window = std::chrono::seconds(60);
 
 bool is_dial_failure(Cause c) {
-  return c == Cause::connect_failed || c == Cause::handshake_failed || c == Cause::certificate;
+  return c == Cause::connect_failed || c == Cause::handshake_failed || c == Cause::certificate ||
+         c == Cause::certificate_clock_behind;
 }
 
 const char* http_version_name(long v) {
@@ -75,6 +78,14 @@ struct DohTransport::Exchange final : CurlMulti::Transfer {
   bool too_large = false;
   bool out_of_memory = false;
   std::size_t discarded = 0;
+  // A header line or body byte of the response arrived (retry_decision's
+  // "response bytes received": the server evidently processed the request).
+  bool response_began = false;
+  bool started = false;   // curl put it on a connection (PREREQFUNCTION)
+  bool body_complete = false;  // Content-Length octets arrived: its stream is over
+  bool dialing_now = false;    // curl opened a connection for it, not started yet
+  std::uint64_t added_at_action = 0;  // CurlMulti::actions() when added
+  bool redialed = false;  // the one retry is spent
   std::string tls_version;  // read while the transfer is live
   char errbuf[CURL_ERROR_SIZE] = {};
 
@@ -89,9 +100,57 @@ struct DohTransport::Exchange final : CurlMulti::Transfer {
     }
   }
 
+  void dialing() noexcept override {
+    // A refused stream being re-sent on a new connection: not on a stream.
+    if (started) {
+      started = false;
+      --owner->running_;
+    }
+    if (!dialing_now) {
+      dialing_now = true;
+      ++owner->dialing_;
+    }
+  }
+  void settle_counts() noexcept {
+    if (started) {
+      started = false;
+      --owner->running_;
+    }
+    if (dialing_now) {
+      dialing_now = false;
+      --owner->dialing_;
+    }
+  }
+
+  static int on_prereq(void* clientp, char*, char*, int, int) noexcept {
+    auto* ex = static_cast<Exchange*>(clientp);
+    try {
+      ex->owner->on_started(*ex);
+    } catch (...) {
+      // Only the capacity estimate (arming a timer) can throw: keep the
+      // transfer going with the estimate as it was.
+    }
+    return CURL_PREREQFUNC_OK;
+  }
+
+  static size_t on_header(char* data, size_t size, size_t n, void* userp) noexcept {
+    auto* ex = static_cast<Exchange*>(userp);
+    const std::size_t len = size * n;
+    if (!ex->response_began) {
+      ex->response_began = true;
+      try {
+        ex->owner->on_status_line(std::string_view(data, len));
+      } catch (...) {
+        // As in on_prereq: only the capacity estimate is lost.
+      }
+    }
+    return len;
+  }
+
   static size_t on_write(char* data, size_t size, size_t n, void* userp) noexcept {
     auto* ex = static_cast<Exchange*>(userp);
     const std::size_t len = size * n;
+    ex->response_began = true;
     if (!ex->head_checked) {
       ex->head_checked = true;
       long status = 0;
@@ -120,6 +179,9 @@ struct DohTransport::Exchange final : CurlMulti::Transfer {
       ex->out_of_memory = true;
       return 0;
     }
+    curl_off_t announced = -1;
+    curl_lib().easy_getinfo(ex->easy(), CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &announced);
+    ex->body_complete = announced >= 0 && ex->body.size() >= static_cast<std::size_t>(announced);
     return len;
   }
 };
@@ -169,7 +231,8 @@ DohTransport::DohTransport(Key, std::shared_ptr<CurlMulti> multi, CurlMulti::Hos
       opts_(opts),
       ca_file_(std::move(ca_file)),
       base_url_(doh_base_url(opts.tls_name, opts.address.port(), opts.path)),
-      completions_(sched, log::cat("doh ", opts.label)) {
+      completions_(sched, log::cat("doh ", opts.label)),
+      capacity_grew_timer_(sched) {
   const std::string accept = log::cat("Accept: ", doh_media_type);
   const std::string content_type = log::cat("Content-Type: ", doh_media_type);
   bool ok = true;
@@ -200,6 +263,8 @@ TransportStats DohTransport::stats() const {
   st.connections_new = connections_new_;
   st.exchanges_new = exchanges_new_;
   st.exchanges_reused = exchanges_reused_;
+  st.redials = redials_;
+  st.reuse_recoveries = reuse_recoveries_;
   st.tls_version = tls_version_;
   return st;
 }
@@ -228,6 +293,7 @@ Transport::ExchangeId DohTransport::start(dns::ByteView query, Completion done) 
     finish(id, Cause::local_resource, ex.easy() ? why : "curl_easy_init failed");
     return id;
   }
+  ex.added_at_action = multi_->actions();
   const CURLMcode rc = multi_->add(ex);
   if (rc != CURLM_OK) finish(id, Cause::local_resource, log::cat("curl_multi_add_handle: ", curl_lib().multi_strerror(rc)));
   return id;
@@ -282,11 +348,17 @@ bool DohTransport::configure(Exchange& ex, std::string* why) {
   set(CURLOPT_TIMEOUT_MS, "TIMEOUT_MS", static_cast<long>(opts_.transfer_timeout.count()));
   set(CURLOPT_WRITEFUNCTION, "WRITEFUNCTION", &Exchange::on_write);
   set(CURLOPT_WRITEDATA, "WRITEDATA", static_cast<void*>(&ex));
+  set(CURLOPT_HEADERFUNCTION, "HEADERFUNCTION", &Exchange::on_header);
+  set(CURLOPT_HEADERDATA, "HEADERDATA", static_cast<void*>(&ex));
+#if LIBCURL_VERSION_NUM >= 0x075000
+  set(CURLOPT_PREREQFUNCTION, "PREREQFUNCTION", &Exchange::on_prereq);
+  set(CURLOPT_PREREQDATA, "PREREQDATA", static_cast<void*>(&ex));
+#endif
   if (rc != CURLE_OK) {
     if (why) *why = log::cat("curl_lib().easy_setopt(CURLOPT_", failed, "): ", curl_lib().easy_strerror(rc));
     return false;
   }
-  multi_->bind_sockets(e, *host_);
+  multi_->bind_sockets(ex, *host_);
   return true;
 }
 
@@ -300,6 +372,15 @@ void DohTransport::on_done(Exchange& ex, CURLcode rc) {
   curl_lib().easy_getinfo(e, CURLINFO_PRETRANSFER_TIME_T, &pretransfer_us);
 
   ExchangeResult r = evaluate(ex, rc, pretransfer_us > 0);
+  ex.settle_counts();
+  // CURLINFO_NUM_CONNECTS == 0: the transfer ran on a connection that was
+  // already open (a fresh dial counts one even when it fails).
+  const bool reused = connects == 0;
+  if (!r.ok() && !ex.redialed && retry_decision(reused, ex.response_began, r.cause) == RetryDecision::retry &&
+      redial(ex, r)) {
+    return;
+  }
+  if (r.ok() && ex.redialed) ++reuse_recoveries_;
   if (!is_dial_failure(r.cause)) {
     connections_new_ += static_cast<std::uint64_t>(std::max(0L, connects));
     ++(connects > 0 ? exchanges_new_ : exchanges_reused_);
@@ -345,6 +426,15 @@ ExchangeResult DohTransport::evaluate(Exchange& ex, CURLcode rc, bool connected)
   if (rc != CURLE_OK) {
     r.cause = cause_of_curl_error(rc, connected);
     r.detail = ex.errbuf[0] ? log::cat(curl_lib().easy_strerror(rc), ": ", ex.errbuf) : curl_lib().easy_strerror(rc);
+    if (rc == CURLE_PEER_FAILED_VERIFICATION) {
+      // Which check failed (OpenSSL's X509_V_ERR_*): "not yet valid" is this
+      // host's clock, and is reported and retried as such.
+      long verify = 0;
+      if (curl_lib().easy_getinfo(e, CURLINFO_SSL_VERIFYRESULT, &verify) == CURLE_OK) {
+        r.cause = certificate_cause_from_openssl_result(verify);
+        if (r.cause == Cause::certificate_clock_behind) r.detail = log::cat(not_yet_valid_detail(), " [", r.detail, "]");
+      }
+    }
     return r;
   }
   if (ex.body.empty()) {
@@ -364,6 +454,80 @@ ExchangeResult DohTransport::evaluate(Exchange& ex, CURLcode rc, bool connected)
   r.response = dns::strip_padding(ex.body);
   r.cause = Cause::ok;
   return r;
+}
+
+bool DohTransport::redial(Exchange& ex, const ExchangeResult& failed) {
+  // The same handle and request again (the POST body and URL are the
+  // exchange's own), on a connection dialed for it.
+  ex.redialed = true;
+  ex.body.clear();
+  ex.head_checked = ex.bad_status = ex.bad_type = ex.too_large = ex.out_of_memory = false;
+  ex.discarded = 0;
+  ex.response_began = false;
+  ex.body_complete = false;
+  ex.errbuf[0] = '\0';
+  if (curl_lib().easy_setopt(ex.easy(), CURLOPT_FRESH_CONNECT, 1L) != CURLE_OK) return false;
+  if (multi_->add(ex) != CURLM_OK) return false;
+  ++redials_;
+  log::debug("doh ", opts_.label, ": reused connection failed before any answer byte (", describe(failed.cause), ": ",
+             failed.detail, "); sending once more on a fresh connection");
+  return true;
+}
+
+void DohTransport::on_started(Exchange& ex) {
+  if (!ex.started) {
+    ex.started = true;
+    ++running_;
+  }
+  if (ex.dialing_now) {
+    ex.dialing_now = false;
+    --dialing_;
+  }
+  // The limit is the server's (SETTINGS_MAX_CONCURRENT_STREAMS), not a
+  // connection's: it is kept across reconnections. Forgetting it whenever
+  // the connections are replaced (under load against Knot Resolver 5.6
+  // curl closes one every 100-200 exchanges; see docs/architecture.md)
+  // would re-open the hidden queue each time.
+  const std::size_t open = host_->open_sockets;
+  // Every slot has a connection and curl holds back some of ours that it
+  // has already looked at (added before the previous action): it is
+  // running as many as the server allows. Streams in use now are the
+  // started exchanges minus those whose answer is complete (curl reports
+  // them after this action, but their stream is already free: this very
+  // start may be taking it).
+  std::size_t held = 0;
+  std::size_t in_use = 0;
+  for (const auto& [id, live] : live_) {
+    if (!live->started && live->added_at_action + 1 < multi_->actions()) ++held;
+    if (live->started && !live->body_complete) ++in_use;
+  }
+  // While a connection is being dialed, what curl holds may be waiting for
+  // its handshake, not for a stream: judging then would understate (seen
+  // against Knot Resolver, which replaces its connections under load).
+  if (held == 0 || dialing_ > 0) return;
+  const std::size_t limit = inferred_stream_limit(in_use, open);
+  // The lowest observation wins: what can still read high (a stream curl
+  // re-sends after a refusal before it dials) only overstates.
+  if (limit > 0 && (stream_limit_ == 0 || limit < stream_limit_)) learn(protocol_, limit);
+}
+
+void DohTransport::on_status_line(std::string_view line) {
+  // "HTTP/2 200", "HTTP/1.1 200 OK" (curl hands the status line first).
+  if (line.rfind("HTTP/2", 0) == 0) {
+    learn(DohProtocol::http2, stream_limit_);
+  } else if (line.rfind("HTTP/1.", 0) == 0) {
+    learn(DohProtocol::http1, stream_limit_);
+  }
+}
+
+void DohTransport::learn(DohProtocol protocol, std::size_t stream_limit) {
+  const std::size_t before = capacity();
+  protocol_ = protocol;
+  stream_limit_ = stream_limit;
+  if (capacity() > before) {
+    // Usually inside a curl callback: the pool pumps from the loop.
+    capacity_grew_timer_.arm(loop::Duration::zero(), [this] { capacity_grew(); });
+  }
 }
 
 void DohTransport::report_failure(const ExchangeResult& r) {
@@ -388,6 +552,7 @@ void DohTransport::cancel(ExchangeId id) {
   if (it == live_.end()) return;
   std::unique_ptr<Exchange> ex = std::move(it->second);
   live_.erase(it);
+  ex->settle_counts();
   multi_->abandon(std::move(ex));
 }
 
@@ -403,6 +568,7 @@ void DohTransport::finish(ExchangeId id, Cause cause, std::string detail, dns::B
   if (it == live_.end()) return;
   std::unique_ptr<Exchange> ex = std::move(it->second);
   live_.erase(it);
+  ex->settle_counts();
   Completion done = std::move(ex->done);
   // Still running (close_all, a failed add): curl lets go of it first.
   multi_->abandon(std::move(ex));

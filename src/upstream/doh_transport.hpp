@@ -30,10 +30,32 @@
 // bad_response, libcurl errors -> cause_of_curl_error (connect_failed,
 // certificate, handshake_failed, connection_reset, eof, ...). A dead or
 // half-closed pooled connection is curl's to detect and replace at reuse;
-// other exchanges in flight on other streams are untouched. curl retries a
-// request that died on a reused connection before any response byte by
-// itself, so this transport never redials (redials and reuse_recoveries
-// stay 0).
+// other exchanges in flight on other streams are untouched.
+//
+// The one safe retry (issue 13 item 7), the DoT rule (retry_decision): an
+// exchange that failed with a connection-lifecycle cause on a connection it
+// reused (CURLINFO_NUM_CONNECTS == 0), before any byte of its response
+// (no header line, no body byte), is sent once more on a fresh connection
+// (CURLOPT_FRESH_CONNECT), within the same attempt budget: counted in
+// redials, and in reuse_recoveries when it then succeeds (not a failure for
+// the pool). curl does this by itself for HTTP/1.1; for an HTTP/2
+// connection the server closed while idle, curl 7.88 fails the stream
+// ("HTTP/2 stream was not closed cleanly before end of the underlying
+// stream") and only this rule saves the query.
+//
+// Capacity (issue 13 item 6): capacity() is doh_capacity() of what the
+// transport learned: the protocol from the first response's status line,
+// and an HTTP/2 server's per-connection stream limit, inferred
+// (inferred_stream_limit) when curl holds some of our transfers back
+// although every slot has a connection. libcurl 7.88 does not expose the
+// server's SETTINGS_MAX_CONCURRENT_STREAMS; CURLOPT_PREREQFUNCTION tells
+// which transfers curl actually started on a connection, the rest of live_
+// that curl has already looked at (CurlMulti::actions) is what it holds,
+// and a complete body (Content-Length) frees a stream before curl reports
+// the transfer done. The pool admits that many, so nothing waits
+// unseen in curl's pending list. Growth is announced from the loop (never
+// inside a curl callback, where the pool's pump could not add handles). The
+// learned limit is the server's, kept for the transport's lifetime.
 //
 // Stats: open_sessions = TCP connections to this host that are open now
 // (counted exactly at socket open/close, idle ones in curl's pool included);
@@ -46,11 +68,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "loop/scheduler.hpp"
 #include "net/endpoint.hpp"
 #include "upstream/curl_handles.hpp"
+#include "upstream/doh_capacity.hpp"
 #include "upstream/curl_multi.hpp"
 #include "upstream/completion_queue.hpp"
 #include "upstream/transport.hpp"
@@ -98,6 +122,7 @@ class DohTransport final : public Transport {
   void close_all() override;
   TransportStats stats() const override;
   const char* kind() const override { return "doh"; }
+  std::size_t capacity() const override { return doh_capacity(protocol_, stream_limit_); }
 
   // Introspection for tests and /api/health.
   std::size_t live_exchanges() const { return live_.size(); }
@@ -105,6 +130,12 @@ class DohTransport final : public Transport {
   const std::string& http_version() const { return http_version_; }
   std::uint64_t exchanges_http2() const { return exchanges_http2_; }
   std::uint32_t peak_open_connections() const { return host_->peak_open_sockets; }
+  // Connections curl opened to this host (sockets, failed dials included).
+  std::uint64_t connections_opened() const { return host_->sockets_opened; }
+  // Exchanges curl has started on a connection and not finished; the rest
+  // of live_exchanges() wait inside curl (should stay 0 with the pool's cap).
+  std::size_t running_exchanges() const { return running_; }
+  std::size_t stream_limit() const { return stream_limit_; }
   const CurlMulti& multi() const { return *multi_; }
   const DohTransportOptions& options() const { return opts_; }
 
@@ -113,6 +144,10 @@ class DohTransport final : public Transport {
 
   bool configure(Exchange& ex, std::string* why);
   void on_done(Exchange& ex, CURLcode rc);
+  void on_started(Exchange& ex);
+  void on_status_line(std::string_view line);
+  bool redial(Exchange& ex, const ExchangeResult& failed);
+  void learn(DohProtocol protocol, std::size_t stream_limit);
   ExchangeResult evaluate(Exchange& ex, CURLcode rc, bool connected);
   void finish(ExchangeId id, Cause cause, std::string detail, dns::Bytes response = {});
   void report_failure(const ExchangeResult& r);
@@ -137,6 +172,14 @@ class DohTransport final : public Transport {
   std::uint64_t exchanges_new_ = 0;
   std::uint64_t exchanges_reused_ = 0;
   std::uint64_t exchanges_http2_ = 0;
+  std::uint64_t redials_ = 0;
+  std::uint64_t reuse_recoveries_ = 0;
+
+  DohProtocol protocol_ = DohProtocol::unknown;
+  std::size_t stream_limit_ = 0;  // learned HTTP/2 limit; 0: none
+  std::size_t running_ = 0;
+  std::size_t dialing_ = 0;  // exchanges whose connection curl is dialing
+  loop::Timer capacity_grew_timer_;
   std::string tls_version_;
   std::string http_version_;
 

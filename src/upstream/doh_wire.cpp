@@ -125,11 +125,20 @@ Cause cause_of_curl_error(CURLcode rc, bool connected) {
     case CURLE_OUT_OF_MEMORY:
     case CURLE_FAILED_INIT:
       return Cause::local_resource;
+    case CURLE_NO_CONNECTION_AVAILABLE:
+    case CURLE_SEND_FAIL_REWIND:
+    case CURLE_READ_ERROR:
+    case CURLE_RECURSIVE_API_CALL:
+#if LIBCURL_VERSION_NUM >= 0x075900
+    case CURLE_UNRECOVERABLE_POLL:
+#endif
+      return Cause::local_resource;
     case CURLE_ABORTED_BY_CALLBACK:
       return Cause::cancelled;
     default:
-      // Anything else ended the transfer mid-way on the wire.
-      return Cause::connection_reset;
+      // Unclassified: final. Only the codes above that say the connection
+      // ended under the transfer may earn the one retry (retry_decision).
+      return Cause::bad_response;
   }
 }
 

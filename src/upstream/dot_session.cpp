@@ -1,6 +1,7 @@
 #include "upstream/dot_session.hpp"
 
 #include <errno.h>
+#include <mbedtls/version.h>
 #include <mbedtls/x509.h>
 #include <mbedtls/x509_crt.h>
 #include <netinet/in.h>
@@ -15,6 +16,7 @@
 #include <exception>
 
 #include "log/log.hpp"
+#include "upstream/certificate_time.hpp"
 
 namespace nxdns::upstream {
 
@@ -41,6 +43,28 @@ bool polite_close(Cause c) {
     case Cause::attempt_timeout: return true;
     default: return false;
   }
+}
+
+bool handshake_over(mbedtls_ssl_context& ssl) {  // 3.x takes it non-const
+#if MBEDTLS_VERSION_MAJOR >= 3
+  return mbedtls_ssl_is_handshake_over(&ssl) != 0;
+#else
+  return ssl.state == MBEDTLS_SSL_HANDSHAKE_OVER;
+#endif
+}
+
+// mbedTLS has no public "was this handshake resumed" query. Its client state
+// machine is the witness: a full handshake enters SERVER_CERTIFICATE (the
+// chain is received and verified there); a resumed one never does — TLS 1.2
+// jumps from ServerHello to ChangeCipherSpec (RFC 5077 §3.1), a TLS 1.3 PSK
+// handshake from EncryptedExtensions to Finished (RFC 8446 §2.2). 3.x keeps
+// the state private; MBEDTLS_PRIVATE names it on every 3.x.
+bool certificate_expected(const mbedtls_ssl_context& ssl) {
+#if MBEDTLS_VERSION_MAJOR >= 3
+  return ssl.MBEDTLS_PRIVATE(state) == MBEDTLS_SSL_SERVER_CERTIFICATE;
+#else
+  return ssl.state == MBEDTLS_SSL_SERVER_CERTIFICATE;
+#endif
 }
 
 std::string hex16(std::uint16_t v) {
@@ -86,6 +110,7 @@ void DotSession::guarded(F&& fn) noexcept {
 DotSession::DotSession(event_base* base, loop::Scheduler& sched, TlsClientConfig& tls, const DotSessionParams& params,
                        Listener& listener, std::size_t index)
     : base_(base),
+      sched_(sched),
       tls_(tls),
       params_(params),
       listener_(listener),
@@ -107,10 +132,54 @@ std::chrono::milliseconds DotSession::idle_limit() const {
   return params_.idle_timeout;
 }
 
+std::vector<DotSession::Unanswered> DotSession::unanswered() const {
+  std::vector<Unanswered> out;
+  out.reserve(load());
+  std::vector<const Outstanding*> written;
+  written.reserve(outstanding_.size());
+  for (const auto& [wire_id, o] : outstanding_) written.push_back(&o);
+  std::sort(written.begin(), written.end(), [](const Outstanding* a, const Outstanding* b) { return a->seq < b->seq; });
+  for (const Outstanding* o : written) out.push_back(Unanswered{o->id, true, o->written_at});
+  for (const auto& q : queued_) out.push_back(Unanswered{q.id, false, loop::TimePoint{}});
+  return out;
+}
+
 bool DotSession::wire_id_in_use(std::uint16_t wire_id) const {
   if (outstanding_.count(wire_id) != 0) return true;
   return std::any_of(queued_.begin(), queued_.end(), [&](const Queued& q) { return q.wire_id == wire_id; });
 }
+
+TlsPeerIdentity DotSession::peer_identity() const { return {params_.address.to_string(), params_.tls_name}; }
+
+void DotSession::offer_ticket() {
+  ticket_offered_ = false;
+  saw_certificate_ = false;
+  handshake_kind_ = HandshakeKind::full;
+  const TicketVerdict v = tls_.session_cache().offer(ssl_, peer_identity(), sched_.now());
+  ticket_offered_ = v == TicketVerdict::offer;
+}
+
+void DotSession::handshake_done() {
+  // Offered and no certificate: the server took the ticket. Offered and a
+  // certificate: it refused and ran a full handshake in the same attempt
+  // (counted, not a failure).
+  handshake_kind_ = ticket_offered_ && !saw_certificate_ ? HandshakeKind::resumed : HandshakeKind::full;
+  tls_.handshake_stats().record(handshake_kind_, ticket_offered_, sched_.now() - tls_started_);
+  // TLS 1.2 can be resumed from what the handshake itself agreed on (a
+  // ticket or a session ID); TLS 1.3 tickets come later, from reads.
+  //
+  // Resuming a TLS 1.2 session offers TLS 1.2 only (mbedTLS 3.x, as RFC
+  // 5246 §7.4.1.2 has it), and a server renews the ticket on every
+  // resumption: kept, the renewed ticket would pin a TLS 1.3-capable build
+  // to TLS 1.2 with an upstream that has since moved on. So on such a build
+  // the session keeps the lifetime of its full handshake, after which a full
+  // handshake offers TLS 1.3 again.
+  if (tls_version_ == "TLSv1.3") return;
+  if (tls13_available() && handshake_kind_ == HandshakeKind::resumed) return;
+  keep_ticket();
+}
+
+void DotSession::keep_ticket() { (void)tls_.session_cache().store(ssl_, peer_identity(), sched_.now()); }
 
 void DotSession::deferred_failure(Cause cause, std::string detail) {
   // dial() never reports synchronously: the caller is in the middle of
@@ -127,6 +196,11 @@ void DotSession::dial() {
   tls_version_.clear();
   server_keepalive_.reset();
   responses_ = 0;
+  ++dial_count_;
+  next_write_seq_ = 1;
+  newest_answered_written_.reset();
+  reordered_ = false;
+  last_answer_at_.reset();
 
   const int fd = ::socket(params_.address.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
@@ -161,6 +235,7 @@ void DotSession::dial() {
     return;
   }
   mbedtls_ssl_set_bio(&ssl_, &bio_, nxdns_tls_bio_send, nxdns_tls_bio_recv, nullptr);
+  offer_ticket();
 
   if (::connect(fd, params_.address.sa(), params_.address.len) != 0 && errno != EINPROGRESS) {
     const int err = errno;
@@ -299,6 +374,7 @@ void DotSession::finish_connect() {
     return;
   }
   state_ = SessionState::handshaking;
+  tls_started_ = sched_.now();
   if (event_add(read_ev_.get(), nullptr) != 0) {
     fail(Cause::local_resource, "event_add failed");
     return;
@@ -308,20 +384,24 @@ void DotSession::finish_connect() {
 }
 
 bool DotSession::step_handshake() {
-  for (;;) {
-    const int ret = mbedtls_ssl_handshake(&ssl_);
+  // One state at a time (what mbedtls_ssl_handshake does in a loop), so that
+  // the states the client passes through can be seen: see
+  // certificate_expected().
+  while (!handshake_over(ssl_)) {
+    const int ret = mbedtls_ssl_handshake_step(&ssl_);
+    if (certificate_expected(ssl_)) saw_certificate_ = true;
     switch (tls_step(ret)) {
-      case TlsStep::progress: break;
+      case TlsStep::progress:
       case TlsStep::again: continue;
       case TlsStep::want_read: set_write_interest(false); return true;
       case TlsStep::want_write: set_write_interest(true); return true;
       case TlsStep::failed: fail_tls(ret, TlsPhase::handshake); return false;
     }
-    break;
   }
   dial_timer_.disarm();
   state_ = SessionState::ready;
   tls_version_ = mbedtls_ssl_get_version(&ssl_);
+  handshake_done();
   const std::uint64_t gen = generation_;
   listener_.on_session_ready(*this);
   if (gen != generation_) return false;
@@ -343,9 +423,10 @@ bool DotSession::pump() {
 bool DotSession::flush_writes() {
   for (;;) {
     if (wbuf_.empty()) {
-      if (queued_.empty()) break;
+      if (queued_.empty() || outstanding_.size() >= max_outstanding_) break;
       woff_ = 0;
-      while (!queued_.empty()) {
+      const loop::TimePoint now = sched_.now();
+      while (!queued_.empty() && outstanding_.size() < max_outstanding_) {
         Queued& q = queued_.front();
         if (!wbuf_.empty() && wbuf_.size() + 2 + q.query.size() > max_write_batch) break;
         // RFC 7766 §8: two-octet length, then the message.
@@ -353,7 +434,7 @@ bool DotSession::flush_writes() {
         wbuf_.insert(wbuf_.end(), prefix.begin(), prefix.end());
         wbuf_.insert(wbuf_.end(), q.query.message().begin(), q.query.message().end());
         // From here on the server may have it: withdraw() says `written`.
-        outstanding_.emplace(q.wire_id, Outstanding{q.id, std::move(q.query).release()});
+        outstanding_.emplace(q.wire_id, Outstanding{q.id, std::move(q.query).release(), now, next_write_seq_++});
         queued_.pop_front();
       }
     }
@@ -398,10 +479,12 @@ bool DotSession::read_available() {
     }
     switch (tls_step(ret)) {
       case TlsStep::again:
-        // A TLS 1.3 NewSessionTicket was consumed (3.x). mbedTLS may already
-        // hold the next record, which no readiness event would announce:
-        // read again now rather than wait.
+        // A TLS 1.3 NewSessionTicket was consumed (3.x): export it now, the
+        // only moment mbedtls_ssl_get_session() returns it. mbedTLS may
+        // already hold the next record, which no readiness event would
+        // announce: read again now rather than wait.
         ++tickets_received_;
+        keep_ticket();
         continue;
       case TlsStep::want_read: return true;
       case TlsStep::want_write: set_write_interest(true); return true;
@@ -450,6 +533,22 @@ bool DotSession::handle_frame(dns::ByteView frame) {
   }
   if (const auto ka = dns::edns_tcp_keepalive(frame)) server_keepalive_ = *ka;
   const ExchangeId id = it->second.id;
+  // What the pipelining detector needs: when this query went out, when the
+  // previous answer came, and whether an earlier-written one is still waiting.
+  const std::uint64_t seq = it->second.seq;
+  const loop::TimePoint now = sched_.now();
+  last_answer_timing_ = AnswerTiming{it->second.written_at, now, last_answer_at_, false, reordered_};
+  for (const auto& [other_wire_id, o] : outstanding_) {
+    if (o.seq < seq) {
+      last_answer_timing_.overtook = true;
+      reordered_ = true;
+      break;
+    }
+  }
+  last_answer_at_ = now;
+  if (!newest_answered_written_ || it->second.written_at > *newest_answered_written_) {
+    newest_answered_written_ = it->second.written_at;
+  }
   outstanding_.erase(it);
   ++responses_;
   const std::uint64_t gen = generation_;
@@ -483,7 +582,7 @@ std::string DotSession::certificate_detail() const {
   if (flags & MBEDTLS_X509_BADCERT_CN_MISMATCH) add(log::cat("name mismatch (expected ", params_.tls_name, ")"));
   if (flags & MBEDTLS_X509_BADCERT_NOT_TRUSTED) add(log::cat("chain not trusted by ", tls_.ca_source()));
   if (flags & MBEDTLS_X509_BADCERT_EXPIRED) add("certificate expired");
-  if (flags & MBEDTLS_X509_BADCERT_FUTURE) add("certificate not yet valid (is the clock set?)");
+  if (flags & MBEDTLS_X509_BADCERT_FUTURE) add(not_yet_valid_detail());
   if (flags & MBEDTLS_X509_BADCERT_REVOKED) add("certificate revoked");
 
   char info[512] = {};
@@ -509,9 +608,15 @@ std::string DotSession::certificate_detail() const {
 }
 
 void DotSession::fail_tls(int ret, TlsPhase phase) {
+  // A server that fails the handshake we offered its ticket in may be one
+  // that chokes on tickets: the next dial must not offer it again.
+  if (phase == TlsPhase::handshake && ticket_offered_) tls_.session_cache().forget();
   TlsFailure f = classify_tls(ret, bio_, phase);
-  if (f.cause == Cause::certificate) f.detail = certificate_detail();
-  if (phase == TlsPhase::handshake && f.cause != Cause::certificate) {
+  if (f.cause == Cause::certificate) {
+    f.cause = certificate_cause_from_mbedtls_flags(mbedtls_ssl_get_verify_result(&ssl_));
+    f.detail = certificate_detail();
+  }
+  if (phase == TlsPhase::handshake && f.cause != Cause::certificate && f.cause != Cause::certificate_clock_behind) {
     f.detail = log::cat("TLS handshake with ", params_.address.to_string(), " (", params_.tls_name, "): ", f.detail);
   }
   fail(f.cause, std::move(f.detail));

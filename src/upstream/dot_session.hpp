@@ -24,6 +24,7 @@
 #include "loop/event_handles.hpp"
 #include "loop/scheduler.hpp"
 #include "net/endpoint.hpp"
+#include "upstream/pipelining_detector.hpp"
 #include "upstream/tls_bio.hpp"
 #include "upstream/tls_config.hpp"
 #include "upstream/transport.hpp"
@@ -121,7 +122,34 @@ class DotSession {
   std::uint64_t responses() const { return responses_; }
   // TLS 1.3 NewSessionTickets seen over this slot's lifetime (3.x only).
   std::uint64_t tickets_received() const { return tickets_received_; }
+  // How the current connection's handshake went (valid once established):
+  // resumed from the upstream's stored ticket, or full.
+  HandshakeKind handshake_kind() const { return handshake_kind_; }
+  // The ticket store this slot shares with the upstream's other slots is
+  // keyed by this.
+  TlsPeerIdentity peer_identity() const;
   std::size_t index() const { return index_; }
+  // Times this slot was dialled: tells one connection of the slot from the next.
+  std::uint64_t dial_count() const { return dial_count_; }
+  // The timing of the answer being delivered, valid inside
+  // Listener::on_session_response (what the pipelining detector learns from).
+  const AnswerTiming& last_answer_timing() const { return last_answer_timing_; }
+  // Exchanges not answered yet, in the order they were (or will be) written.
+  struct Unanswered {
+    ExchangeId id;
+    bool written;
+    loop::TimePoint written_at;  // meaningful when written
+  };
+  std::vector<Unanswered> unanswered() const;
+  // When the current connection last delivered an answer.
+  std::optional<loop::TimePoint> last_answer_at() const { return last_answer_at_; }
+  // When the newest-written exchange this connection answered was written
+  // (exchanges written in one batch share the time); nullopt before the first.
+  std::optional<loop::TimePoint> newest_answered_written() const { return newest_answered_written_; }
+  // At most this many exchanges on the wire at once (the rest wait queued):
+  // 1 for an upstream that leaves pipelined queries unanswered. Kept across
+  // dials; unlimited by default.
+  void set_max_outstanding(std::size_t n) { max_outstanding_ = n == 0 ? 1 : n; }
   // Keepalive the server advertised on its last response (units of 100 ms).
   std::optional<std::uint16_t> server_keepalive() const { return server_keepalive_; }
   // How long this session may sit idle before we close it.
@@ -136,6 +164,8 @@ class DotSession {
   struct Outstanding {
     ExchangeId id;
     dns::Bytes query;  // kept to validate the response's question
+    loop::TimePoint written_at;
+    std::uint64_t seq;  // write order on this connection, from 1
   };
 
   static void on_event(evutil_socket_t fd, short what, void* arg);
@@ -156,8 +186,12 @@ class DotSession {
   void fail_tls(int ret, TlsPhase phase);
   std::string certificate_detail() const;
   void deferred_failure(Cause cause, std::string detail);
+  void offer_ticket();
+  void handshake_done();
+  void keep_ticket();
 
   event_base* base_;
+  loop::Scheduler& sched_;
   TlsClientConfig& tls_;
   DotSessionParams params_;
   Listener& listener_;
@@ -192,6 +226,19 @@ class DotSession {
   std::optional<std::uint16_t> server_keepalive_;
   std::uint64_t responses_ = 0;
   std::uint64_t tickets_received_ = 0;
+  // Handshake bookkeeping of the current connection.
+  bool ticket_offered_ = false;   // a stored session went into the ClientHello
+  bool saw_certificate_ = false;  // the server sent (and we verified) its chain
+  loop::TimePoint tls_started_{};
+  HandshakeKind handshake_kind_ = HandshakeKind::full;
+  std::uint64_t dial_count_ = 0;
+  // Answer timing for placement's pipelining detector (reset by dial()).
+  std::uint64_t next_write_seq_ = 1;
+  std::optional<loop::TimePoint> newest_answered_written_;
+  std::size_t max_outstanding_ = SIZE_MAX;
+  std::optional<loop::TimePoint> last_answer_at_;
+  bool reordered_ = false;  // this connection answered out of order at least once
+  AnswerTiming last_answer_timing_;
 };
 
 }  // namespace nxdns::upstream

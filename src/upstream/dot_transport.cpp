@@ -1,10 +1,13 @@
 #include "upstream/dot_transport.hpp"
 
 #include <algorithm>
+#include <array>
 #include <exception>
+#include <span>
 
 #include "log/log.hpp"
 #include "upstream/retry_decision.hpp"
+#include "upstream/stall_deadline.hpp"
 
 namespace nxdns::upstream {
 
@@ -36,7 +39,8 @@ DotTransport::DotTransport(event_base* base, loop::Scheduler& sched, const DotTr
       sched_(sched),
       opts_(opts),
       tls_(std::move(tls)),
-      completions_(sched, log::cat("dot ", opts.label)) {
+      completions_(sched, log::cat("dot ", opts.label)),
+      stall_timer_(sched) {
   opts_.max_sessions = std::clamp<std::size_t>(opts_.max_sessions, 1, slots_per_entry);
   DotSessionParams params;
   params.address = opts_.address;
@@ -44,6 +48,8 @@ DotTransport::DotTransport(event_base* base, loop::Scheduler& sched, const DotTr
   params.dial_timeout = opts_.dial_timeout;
   params.idle_timeout = opts_.idle_timeout;
   DotSession::Listener& listener = *this;
+  connection_cap_ = opts_.max_sessions;
+  close_request_seen_.assign(slots_per_entry, 0);
   sessions_.reserve(slots_per_entry);
   for (std::size_t i = 0; i < slots_per_entry; ++i) {
     sessions_.push_back(std::make_unique<DotSession>(base_, sched_, *tls_, params, listener, i));
@@ -70,7 +76,10 @@ TransportStats DotTransport::stats() const {
   st.redials = redials_;
   st.reuse_recoveries = reuse_recoveries_;
   st.requeued = requeued_;
+  st.resent = resent_;
+  st.pipelining = verdict();
   st.tls_version = tls_version_;
+  st.handshakes = tls_->handshake_stats();
   return st;
 }
 
@@ -82,57 +91,41 @@ Transport::ExchangeId DotTransport::start(dns::ByteView query, Completion done) 
   ex.client_id = dns::get_id(query);
   auto [it, inserted] = live_.emplace(id, std::move(ex));
   (void)inserted;
-  place(id, it->second, choose_session());
+  place(id, it->second, *choose_session());
+  ensure_stall_check();
   return id;
 }
 
-DotSession& DotTransport::choose_session() {
-  DotSession* best_ready = nullptr;
-  DotSession* best_open = nullptr;
-  DotSession* free_slot = nullptr;
-  DotSession* best_draining = nullptr;
-  bool all_loaded = true;
-  for (std::size_t i = 0; i < opts_.max_sessions; ++i) {
-    DotSession& s = *sessions_[i];
-    const std::size_t load = s.load();
-    switch (s.state()) {
-      case SessionState::closed:
-        if (!free_slot) free_slot = &s;
-        break;
-      case SessionState::draining:
-        if (!best_draining || load < best_draining->load()) best_draining = &s;
-        break;
-      case SessionState::connecting:
-      case SessionState::handshaking:
-      case SessionState::ready: {
-        const bool ready = s.state() == SessionState::ready;
-        if (load < dot_spread_depth) all_loaded = false;
-        if (ready && (!best_ready || load < best_ready->load())) best_ready = &s;
-        // Least loaded overall; on a tie an established session wins (no
-        // handshake to wait for).
-        if (!best_open || load < best_open->load() ||
-            (load == best_open->load() && ready && best_open->state() != SessionState::ready)) {
-          best_open = &s;
-        }
-        break;
-      }
-    }
-  }
-  // Cheapest: an established session with spare depth.
-  if (best_ready && best_ready->load() < dot_spread_depth) return *best_ready;
-  // Everything open is loaded (or nothing is open): dial a free slot in
-  // parallel. Being the least loaded (empty), it takes this exchange and
-  // queues it until its handshake completes.
-  if (all_loaded && free_slot) {
-    free_slot->dial();
-    return *free_slot;
-  }
-  if (best_open) return *best_open;
-  // Every allowed slot is draining: it still answers what it is given.
-  return *best_draining;
+std::size_t DotTransport::allowed_open() const {
+  if (connection_cap_ >= opts_.max_sessions) return opts_.max_sessions;
+  const auto quiet = sched_.now() - cap_lowered_at_;
+  const auto regained = static_cast<std::size_t>(quiet / connection_cap_recovery);
+  return std::min(opts_.max_sessions, connection_cap_ + regained);
 }
 
-void DotTransport::place(ExchangeId id, Exchange& ex, DotSession& s) {
+DotSession* DotTransport::choose_session(std::optional<std::size_t> exclude) {
+  if (one_at_a_time_ && verdict() != PipeliningVerdict::serial) set_one_at_a_time(false);
+  std::array<SlotView, slots_per_entry> views{};
+  for (std::size_t i = 0; i < opts_.max_sessions; ++i) views[i] = SlotView{sessions_[i]->state(), sessions_[i]->load()};
+  const auto choice =
+      choose_placement(verdict(), std::span<const SlotView>(views.data(), opts_.max_sessions), allowed_open(), exclude);
+  if (!choice) return nullptr;
+  DotSession& chosen = *sessions_[choice->slot];
+  if (choice->dial) chosen.dial();
+  // Headroom: dialled now, in parallel with the burst's first round trip,
+  // taking nothing until placement or a re-send gives them work.
+  std::size_t headroom = choice->headroom;
+  for (std::size_t i = 0; i < opts_.max_sessions && headroom > 0; ++i) {
+    DotSession& s = *sessions_[i];
+    if (&s == &chosen || s.state() != SessionState::closed) continue;
+    s.dial();
+    --headroom;
+  }
+  return &chosen;
+}
+
+std::optional<std::uint16_t> DotTransport::enqueue_copy(ExchangeId id, Exchange& ex, DotSession& s,
+                                                        std::string* why) {
   // A wire ID unique among this session's exchanges, so a response matches
   // exactly one of them (RFC 7858 §3.3); random, so it says nothing about
   // the client's.
@@ -143,8 +136,8 @@ void DotTransport::place(ExchangeId id, Exchange& ex, DotSession& s) {
     if (!s.wire_id_in_use(v)) wire_id = v;
   }
   if (!wire_id) {
-    finish(id, Cause::local_resource, "no DNS ID available (random generator failed)");
-    return;
+    *why = "no DNS ID available (random generator failed)";
+    return std::nullopt;
   }
   dns::UpstreamQueryOptions qo;
   qo.pad_block = query_pad_block;
@@ -154,32 +147,45 @@ void DotTransport::place(ExchangeId id, Exchange& ex, DotSession& s) {
   if (!wire) {
     // The listeners forward only queries the codec accepts; anything else
     // here is a caller bug, reported as the closest thing we have.
-    finish(id, Cause::bad_response, "query rejected by the codec before sending");
+    *why = "query rejected by the codec before sending";
+    return std::nullopt;
+  }
+  s.enqueue(id, *wire_id, std::move(*wire));
+  return wire_id;
+}
+
+void DotTransport::place(ExchangeId id, Exchange& ex, DotSession& s) {
+  const bool reused = s.state() == SessionState::ready;
+  const std::uint64_t answers_before = s.responses();
+  std::string why;
+  if (!enqueue_copy(id, ex, s, &why)) {
+    finish(id, why.rfind("no DNS ID", 0) == 0 ? Cause::local_resource : Cause::bad_response, std::move(why));
     return;
   }
   ex.session = &s;
-  ex.reused = s.state() == SessionState::ready;
-  ex.answers_before = s.responses();
+  ex.reused = reused;
+  ex.answers_before = answers_before;
   ++(ex.reused ? exchanges_reused_ : exchanges_new_);
-  s.enqueue(id, *wire_id, std::move(*wire));
 }
 
 void DotTransport::cancel(ExchangeId id) {
   if (completions_.drop(id)) return;
   const auto it = live_.find(id);
   if (it == live_.end()) return;
-  DotSession* s = it->second.session;
+  DotSession* copies[] = {it->second.session, it->second.duplicate};
   live_.erase(it);
-  if (!s) return;
-  if (s->withdraw(id) != DotSession::Withdraw::written) return;
-  // Written, maybe partially: the stream position and whatever answer is on
-  // its way are unknown, so the session is not trusted any further. Its
-  // other exchanges follow the redial rule as if the server had dropped it.
-  SessionEnd end = s->close(Cause::session_closed, "a pipelined exchange on the session was cancelled", true);
-  end.exchanges.erase(std::remove_if(end.exchanges.begin(), end.exchanges.end(),
-                                     [&](const SessionEnd::Carried& c) { return c.id == id; }),
-                      end.exchanges.end());
-  settle(*s, std::move(end));
+  for (DotSession* s : copies) {
+    if (!s) continue;
+    if (s->withdraw(id) != DotSession::Withdraw::written) continue;
+    // Written, maybe partially: the stream position and whatever answer is on
+    // its way are unknown, so the session is not trusted any further. Its
+    // other exchanges follow the redial rule as if the server had dropped it.
+    SessionEnd end = s->close(Cause::session_closed, "a pipelined exchange on the session was cancelled", true);
+    end.exchanges.erase(std::remove_if(end.exchanges.begin(), end.exchanges.end(),
+                                       [&](const SessionEnd::Carried& c) { return c.id == id; }),
+                        end.exchanges.end());
+    settle(*s, std::move(end));
+  }
 }
 
 void DotTransport::close_all() {
@@ -196,9 +202,210 @@ void DotTransport::on_session_ready(DotSession& s) {
   log::debug("dot ", opts_.label, ": session ", s.index(), " established (", tls_version_, ")");
 }
 
-void DotTransport::on_session_response(DotSession&, ExchangeId id, dns::Bytes&& response) {
+bool DotTransport::another_session_established(const DotSession& s) const {
+  for (std::size_t i = 0; i < opts_.max_sessions; ++i) {
+    if (sessions_[i].get() != &s && sessions_[i]->state() == SessionState::ready) return true;
+  }
+  return false;
+}
+
+void DotTransport::note_close_request(DotSession& s) {
+  // RFC 7828 §3.3.2: the server wants this connection gone (unbound does so
+  // when a client holds many). Redialling at once would only be asked to
+  // close again (the field's 620 connections in 5 s): hold at most the
+  // connections still open without such a request, at least one.
+  std::size_t others = 0;
+  for (std::size_t i = 0; i < opts_.max_sessions; ++i) {
+    const DotSession& o = *sessions_[i];
+    if (&o != &s && o.open() && o.state() != SessionState::draining) ++others;
+  }
+  const std::size_t cap = std::max<std::size_t>(1, others);
+  if (cap < allowed_open()) {
+    log::debug("dot ", opts_.label, ": upstream asked session ", s.index(), " to close; holding at most ", cap,
+               " session(s)");
+  }
+  connection_cap_ = std::min(allowed_open(), cap);
+  cap_lowered_at_ = sched_.now();
+}
+
+void DotTransport::observe_answer(DotSession& s) {
+  const PipeliningVerdict before = verdict();
+  detector_.observe(s.last_answer_timing());
+  if (s.server_keepalive() && *s.server_keepalive() == 0 && close_request_seen_[s.index()] != s.dial_count()) {
+    close_request_seen_[s.index()] = s.dial_count();
+    note_close_request(s);
+  }
+  const PipeliningVerdict now = verdict();
+  if (now == before || now == PipeliningVerdict::unknown) return;
+  log::info("dot ", opts_.label, ": upstream answers pipelined queries ",
+            now == PipeliningVerdict::serial ? "one at a time" : "concurrently", " (pipelining verdict: ", describe(now),
+            ")");
+  if (now != PipeliningVerdict::serial) return;
+  const std::uint64_t before_resent = resent_;
+  resend_serial_tails();
+  if (resent_ > before_resent) {
+    log::info("dot ", opts_.label, ": re-sent ", resent_ - before_resent,
+              " exchange(s) waiting in line on a serial session to other sessions");
+  }
+}
+
+void DotTransport::resend_serial_tails() {
+  // The upstream proved serial while sessions carry deep lines placed when
+  // it looked pipelining (or before anything was known): the first
+  // dot_spread_depth of each line are next at the server; the rest would
+  // wait one service time each behind them. Their queries are already
+  // written, so each gets one duplicate on another session (placed by the
+  // serial policy: spread over the sessions dialled as headroom); queries
+  // not yet written simply move.
+  for (std::size_t i = 0; i < opts_.max_sessions; ++i) {
+    DotSession& s = *sessions_[i];
+    if (!s.established()) continue;
+    const auto line = s.unanswered();
+    for (std::size_t k = dot_spread_depth; k < line.size(); ++k) {
+      const auto it = live_.find(line[k].id);
+      if (it == live_.end()) continue;
+      Exchange& ex = it->second;
+      if (ex.resent || ex.duplicate || ex.session != &s) continue;
+      if (!line[k].written) {
+        if (s.withdraw(line[k].id) != DotSession::Withdraw::removed) continue;
+        DotSession* to = choose_session(i);
+        place(line[k].id, ex, to ? *to : s);
+        continue;
+      }
+      if (!add_duplicate(line[k].id, ex, i)) return;
+    }
+  }
+}
+
+bool DotTransport::add_duplicate(ExchangeId id, Exchange& ex, std::size_t exclude) {
+  DotSession* to = choose_session(exclude);
+  if (!to) return false;
+  const bool reused = to->state() == SessionState::ready;
+  const std::uint64_t answers_before = to->responses();
+  std::string why;
+  if (!enqueue_copy(id, ex, *to, &why)) return true;
+  ex.duplicate = to;
+  ex.duplicate_reused = reused;
+  ex.duplicate_answers_before = answers_before;
+  ex.resent = true;
+  ++resent_;
+  return true;
+}
+
+void DotTransport::set_one_at_a_time(bool on) {
+  if (on == one_at_a_time_) return;
+  one_at_a_time_ = on;
+  for (auto& s : sessions_) s->set_max_outstanding(on ? 1 : SIZE_MAX);
+}
+
+void DotTransport::ensure_stall_check() {
+  if (stall_timer_.armed() || live_.empty()) return;
+  // Half the shortest left-behind limit: a stall is seen within 1.5 of its
+  // deadline, and a busy transport pays one scan of its sessions per period,
+  // not one per answer.
+  const auto floor = detector_.latency_floor();
+  constexpr loop::Duration shortest = std::chrono::milliseconds(50), longest = std::chrono::milliseconds(500);
+  const loop::Duration period = floor ? std::clamp<loop::Duration>(*floor * 2, shortest, longest) : shortest;
+  stall_timer_.arm(period, [this]() {
+    try {
+      check_stalls();
+    } catch (const std::exception& e) {
+      log::error("dot ", opts_.label, ": stall check: ", e.what());
+    }
+    ensure_stall_check();
+  });
+}
+
+void DotTransport::check_stalls() {
+  const loop::TimePoint now = sched_.now();
+  // An upstream proven to pipeline (answers that came together or out of
+  // order) that is slow on one query is a recursive resolver's cache miss,
+  // not a frontend that drops queries: the straggler gets its one duplicate
+  // elsewhere and nothing else changes. Several left behind at once on one
+  // session are not one slow query (stall_action()).
+  const bool proven = verdict() == PipeliningVerdict::pipelining;
+  for (std::size_t i = 0; i < opts_.max_sessions; ++i) {
+    DotSession& s = *sessions_[i];
+    // Part of an answer is buffered: some exchange's query was evidently
+    // processed, and which one is unknown until its frame completes, so
+    // none of them is re-sent (the redial rule's reasoning, DESIGN.md).
+    if (!s.established() || s.partial_frame_pending()) continue;
+    // Counted first, acted on once per session (stall_action()).
+    std::vector<ExchangeId> due;
+    std::size_t left_behind = 0;
+    for (const auto& u : s.unanswered()) {
+      if (!u.written) continue;
+      const auto it = live_.find(u.id);
+      if (it == live_.end() || it->second.resent || it->second.duplicate || it->second.session != &s) continue;
+      const auto stall = stall_deadline(
+          StallInputs{u.written_at, s.newest_answered_written(), s.last_answer_at(), detector_.latency_floor()});
+      if (!stall || stall->at > now) continue;
+      if (stall->kind == StallKind::left_behind) ++left_behind;
+      due.push_back(u.id);
+    }
+    const StallAction action = stall_action(proven, left_behind, due.size() - left_behind);
+    if (action == StallAction::close_and_resend) {
+      // Left behind by a session that answers its siblings: a frontend that
+      // drops part of what it gets.
+      resend_stalled(s);
+      continue;
+    }
+    if (action != StallAction::duplicate) continue;
+    // Merely silent, or one straggler on a proven pipelining upstream (a
+    // resolver's cache miss): only a duplicate; one slow answer is no
+    // reason to stop pipelining.
+    for (const ExchangeId id : due) {
+      const auto it = live_.find(id);
+      if (it == live_.end()) continue;
+      log::debug("dot ", opts_.label, ": exchange unanswered past its stall deadline on session ", s.index(),
+                 "; re-sending it once on another session");
+      if (!add_duplicate(id, it->second, i)) break;
+    }
+  }
+}
+
+void DotTransport::resend_stalled(DotSession& s) {
+  // The session answers some of what it is given and not the rest (or went
+  // silent far past the upstream's latency). Nothing more is expected from
+  // it: it is closed, what it still carried is sent once more on fresh
+  // sessions, and the upstream is treated as non-pipelining (one query per
+  // session on the wire) until the verdict ages out.
+  const PipeliningVerdict before = verdict();
+  detector_.observe_stall(sched_.now());
+  set_one_at_a_time(true);
+  log::info("dot ", opts_.label, ": session ", s.index(), " left pipelined queries unanswered after ", s.responses(),
+            " answer(s); re-sending them on fresh sessions, one query per session at a time",
+            before == PipeliningVerdict::serial ? "" : " (pipelining verdict: serial)");
+  SessionEnd end = s.close(Cause::session_closed, "left pipelined queries unanswered", true);
+  std::vector<ExchangeId> again;
+  std::vector<SessionEnd::Carried> rest;
+  for (const auto& c : end.exchanges) {
+    const auto it = live_.find(c.id);
+    if (it == live_.end()) continue;
+    Exchange& ex = it->second;
+    if (c.written && !ex.resent && !ex.duplicate && ex.session == &s) {
+      ex.resent = true;
+      ++resent_;
+      again.push_back(c.id);
+    } else {
+      rest.push_back(c);
+    }
+  }
+  end.exchanges = std::move(rest);
+  settle(s, std::move(end));
+  for (const ExchangeId id : again) {
+    const auto it = live_.find(id);
+    if (it == live_.end()) continue;
+    place(id, it->second, *choose_session());
+  }
+}
+
+void DotTransport::on_session_response(DotSession& s, ExchangeId id, dns::Bytes&& response) {
+  // Every answer teaches the detector, a dropped duplicate's too.
+  observe_answer(s);
   const auto it = live_.find(id);
-  if (it == live_.end()) return;
+  if (it == live_.end()) return;  // the other copy of a re-sent exchange answered first
+  ensure_stall_check();
   dns::set_id(response, it->second.client_id);
   // Padding was for the wire (RFC 8467); the client asked for none of it.
   dns::Bytes out = dns::strip_padding(response);
@@ -226,23 +433,48 @@ void DotTransport::report_dial_failure(const SessionEnd& end) {
 }
 
 void DotTransport::settle(DotSession& s, SessionEnd&& end) {
-  if (!end.was_established) {
-    // A fresh dial failed (refused, handshake, certificate, timeout): that is
-    // the upstream's answer for every exchange that waited on it.
-    if (end.cause != Cause::ok) report_dial_failure(end);
-    for (const auto& c : end.exchanges) finish(c.id, end.cause, end.detail);
-    return;
-  }
-  if (end.exchanges.empty()) {
+  // A fresh dial failed (refused, handshake, certificate, timeout): that is
+  // the upstream's answer for every exchange that waited on it, unless
+  // another session of this upstream is up to take them (below).
+  if (!end.was_established && end.cause != Cause::ok) report_dial_failure(end);
+  if (end.was_established && end.exchanges.empty()) {
     log::debug("dot ", opts_.label, ": session ", s.index(), " closed (", describe(end.cause), ": ", end.detail, ")");
     return;
   }
+  const bool others_up = another_session_established(s);
 
   std::vector<ExchangeId> retry;
   std::vector<ExchangeId> requeue;
+  std::vector<ExchangeId> unwritten;
   for (const auto& c : end.exchanges) {
     const auto it = live_.find(c.id);
     if (it == live_.end()) continue;
+    Exchange& ex = it->second;
+    // A re-sent exchange lives on while either copy does.
+    if (ex.duplicate == &s) {
+      ex.duplicate = nullptr;
+      continue;
+    }
+    if (ex.duplicate) {
+      ex.session = ex.duplicate;
+      ex.reused = ex.duplicate_reused;
+      ex.answers_before = ex.duplicate_answers_before;
+      ex.duplicate = nullptr;
+      continue;
+    }
+    // Never written: the server never saw it, so its loss says nothing about
+    // the upstream and nothing about this query (issue 13 item 4). It is
+    // placed again, not failed, when the session had been up (it died for
+    // another reason) or another session is up to take it; a dial failure
+    // with nothing else up is the upstream's answer, below.
+    if (!c.written && ex.unwritten_replacements < max_unwritten_replacements && (end.was_established || others_up)) {
+      unwritten.push_back(c.id);
+      continue;
+    }
+    if (!end.was_established) {
+      finish(c.id, end.cause, end.detail);
+      continue;
+    }
     Cause cause = end.cause;
     std::string detail = end.detail;
     if (end.culprit && *end.culprit != c.id) {
@@ -259,12 +491,12 @@ void DotTransport::settle(DotSession& s, SessionEnd&& end) {
     // find open), yet the connection proved the upstream works: the exchange
     // is placed again without spending its redial. It cannot loop: each
     // re-placement was paid for by an answer on the connection it left.
-    if (end.responses > it->second.answers_before && !end.partial_frame_pending && is_connection_lifecycle(cause)) {
+    if (end.responses > ex.answers_before && !end.partial_frame_pending && is_connection_lifecycle(cause)) {
       requeue.push_back(c.id);
       continue;
     }
-    const RetryDecision d = it->second.redialed ? RetryDecision::final
-                                                : retry_decision(it->second.reused, end.partial_frame_pending, cause);
+    const RetryDecision d = ex.redialed ? RetryDecision::final
+                                        : retry_decision(ex.reused, end.partial_frame_pending, cause);
     if (d == RetryDecision::retry) {
       retry.push_back(c.id);
     } else {
@@ -272,11 +504,24 @@ void DotTransport::settle(DotSession& s, SessionEnd&& end) {
       finish(c.id, cause, std::move(detail));
     }
   }
+  for (const ExchangeId id : unwritten) {
+    const auto it = live_.find(id);
+    if (it == live_.end()) continue;
+    ++it->second.unwritten_replacements;
+    ++requeued_;
+    // Not onto this slot again when its dial just failed.
+    DotSession* to = choose_session(end.was_established ? std::nullopt : std::optional<std::size_t>(s.index()));
+    place(id, it->second, to ? *to : s);
+  }
+  if (!unwritten.empty()) {
+    log::debug("dot ", opts_.label, ": session ", s.index(), " ended (", describe(end.cause), ") before writing ",
+               unwritten.size(), " exchange(s); placed them again");
+  }
   for (const ExchangeId id : requeue) {
     const auto it = live_.find(id);
     if (it == live_.end()) continue;
     ++requeued_;
-    place(id, it->second, choose_session());
+    place(id, it->second, *choose_session());
   }
   if (!requeue.empty()) {
     log::debug("dot ", opts_.label, ": session ", s.index(), " closed by the server after ", end.responses,
@@ -302,7 +547,13 @@ void DotTransport::finish(ExchangeId id, Cause cause, std::string detail, dns::B
   const auto it = live_.find(id);
   if (it == live_.end()) return;
   Completion done = std::move(it->second.done);
+  // A re-sent exchange's other copy: taken back if it is still queued; if
+  // written, its answer will find no exchange and is dropped.
+  DotSession* copies[] = {it->second.session, it->second.duplicate};
   live_.erase(it);
+  for (DotSession* c : copies) {
+    if (c) (void)c->withdraw(id);
+  }
   completions_.push(id, std::move(done), ExchangeResult{cause, std::move(response), std::move(detail)});
 }
 

@@ -1,8 +1,11 @@
 #pragma once
 // DNS-over-TLS to one upstream (RFC 7858): up to slots_per_entry sessions,
-// each pipelining several exchanges, placed so that load spreads over
-// parallel connections instead of queueing behind one (the field defect's
-// staircase), with the one-redial recovery of stale reused sessions.
+// each pipelining several exchanges. Placement (dot_placement.hpp) pipelines
+// deep on an open session while the upstream is not known to be serial, and
+// spreads over parallel connections once it is (the field defect's
+// staircase); the pipelining detector learns which from the answers. With
+// the one-redial recovery of stale reused sessions and the one re-send of
+// exchanges a serial session is still holding.
 #include <chrono>
 #include <cstddef>
 #include <deque>
@@ -14,7 +17,9 @@
 
 #include "loop/scheduler.hpp"
 #include "net/endpoint.hpp"
+#include "upstream/dot_placement.hpp"
 #include "upstream/dot_session.hpp"
+#include "upstream/pipelining_detector.hpp"
 #include "upstream/tls_config.hpp"
 #include "upstream/completion_queue.hpp"
 #include "upstream/transport.hpp"
@@ -35,18 +40,15 @@ struct DotTransportOptions {
   std::chrono::milliseconds idle_timeout{30000};  // without a server keepalive
 };
 
-// Placement opens another session (when a slot is free) once every open one
-// carries this many exchanges: deep enough that a warm burst pipelines on
-// the sessions it has, shallow enough that an upstream answering each
-// connection serially never builds a long line on one of them. 30 cold
-// queries thus spread as 6 per session over 5 sessions dialed in parallel.
-// The depth trades two measured costs (docs/performance.md, "Cold burst"):
-// each parallel dial costs the daemon ~3.3 ms of handshake CPU (two ECDSA
-// verifies and an X25519 exchange) at the same instant of a cold burst, while a serial
-// upstream answers each session's line one query at a time. At 40 ms RTT,
-// depth 4 (8 dials) cost a TLS 1.3 cold burst ~0.5 RTT more than depth 6;
-// depth 8 (4 dials) left a 10 ms-per-query serial upstream at the limit.
-inline constexpr std::size_t dot_spread_depth = 6;
+// Exchanges of a session that died before writing them (the server never saw
+// them) are placed again at most this many times each, not spending their
+// redial: enough to ride out a connection or two lost under them, never a
+// loop against an upstream whose every connection dies.
+inline constexpr unsigned max_unwritten_replacements = 2;
+// An upstream that asked a connection to close (edns-tcp-keepalive 0, RFC
+// 7828 §3.3.2) keeps fewer connections: placement may hold at most what was
+// left open then, one more per this long without another such request.
+inline constexpr auto connection_cap_recovery = std::chrono::seconds(60);
 
 class DotTransport final : public Transport, private DotSession::Listener {
  public:
@@ -74,8 +76,15 @@ class DotTransport final : public Transport, private DotSession::Listener {
   const DotSession& session(std::size_t i) const { return *sessions_.at(i); }
   std::size_t live_exchanges() const { return live_.size(); }
   // Exchanges placed again because the server closed a connection that was
-  // answering (see settle()); not redials, not failures.
+  // answering, or a session ended before writing them (see settle()); not
+  // redials, not failures.
   std::uint64_t requeued() const { return requeued_; }
+  // Exchanges sent a second time on another session (at most once each)
+  // because theirs proved serial; the first answer wins.
+  std::uint64_t resent() const { return resent_; }
+  PipeliningVerdict verdict() const { return detector_.verdict(sched_.now()); }
+  // How many sessions placement may have open now (see connection_cap_recovery).
+  std::size_t allowed_open() const;
   const DotTransportOptions& options() const { return opts_; }
 
  private:
@@ -87,14 +96,34 @@ class DotTransport final : public Transport, private DotSession::Listener {
     bool reused = false;    // its session was established when it was placed
     bool redialed = false;  // its one redial is spent
     std::uint64_t answers_before = 0;  // its session's responses() when it was placed
+    // The one re-send: a second copy on another session, placed when the
+    // first one's session proved serial. Whichever answers first wins; the
+    // other copy's answer, if it comes, is dropped.
+    DotSession* duplicate = nullptr;
+    bool duplicate_reused = false;
+    std::uint64_t duplicate_answers_before = 0;
+    bool resent = false;  // its one re-send is spent
+    unsigned unwritten_replacements = 0;
   };
 
   void on_session_ready(DotSession& s) override;
   void on_session_response(DotSession& s, ExchangeId id, dns::Bytes&& response) override;
   void on_session_closed(DotSession& s, SessionEnd&& end) override;
 
-  DotSession& choose_session();
+  // Where the next exchange goes (dialling it and any background headroom);
+  // nullptr only when `exclude` leaves no session.
+  DotSession* choose_session(std::optional<std::size_t> exclude = std::nullopt);
   void place(ExchangeId id, Exchange& ex, DotSession& s);
+  std::optional<std::uint16_t> enqueue_copy(ExchangeId id, Exchange& ex, DotSession& s, std::string* why);
+  void observe_answer(DotSession& s);
+  void note_close_request(DotSession& s);
+  void resend_serial_tails();
+  bool add_duplicate(ExchangeId id, Exchange& ex, std::size_t exclude);
+  void ensure_stall_check();
+  void check_stalls();
+  void resend_stalled(DotSession& s);
+  void set_one_at_a_time(bool on);
+  bool another_session_established(const DotSession& s) const;
   void settle(DotSession& s, SessionEnd&& end);
   void finish(ExchangeId id, Cause cause, std::string detail, dns::Bytes response = {});
   void report_dial_failure(const SessionEnd& end);
@@ -120,7 +149,20 @@ class DotTransport final : public Transport, private DotSession::Listener {
   std::uint64_t redials_ = 0;
   std::uint64_t reuse_recoveries_ = 0;
   std::uint64_t requeued_ = 0;
+  std::uint64_t resent_ = 0;
   std::string tls_version_;
+
+  PipeliningDetector detector_;
+  // Keepalive-0 handling: the connection cap and when it was last lowered;
+  // per slot, the dial whose close request was already counted.
+  std::size_t connection_cap_ = slots_per_entry;
+  loop::TimePoint cap_lowered_at_{};
+  std::vector<std::uint64_t> close_request_seen_;
+  // Stall watch (stall_deadline.hpp): runs while exchanges are live.
+  loop::Timer stall_timer_;
+  // The upstream left pipelined queries unanswered: one query on the wire
+  // per session until the verdict ages out.
+  bool one_at_a_time_ = false;
 
   std::string last_warn_;
   loop::TimePoint last_warn_at_{};

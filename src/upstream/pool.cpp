@@ -4,6 +4,7 @@
 #include <cassert>
 
 #include "log/log.hpp"
+#include "upstream/answer_verdict.hpp"
 
 namespace nxdns::upstream {
 
@@ -19,6 +20,8 @@ struct Pool::Entry {
   std::uint64_t queued_total = 0;
   loop::Duration queued_time{};
   std::array<std::uint64_t, cause_count> outcomes{};
+  std::array<std::uint64_t, 16> error_answers{};  // by header RCODE
+  Cause last_failure = Cause::ok;
   LatencyHistogram latency;
 
   Entry(EntrySpec&& s, HealthPolicy hp)
@@ -30,6 +33,7 @@ struct Pool::Request {
 
   Ticket ticket;
   dns::Bytes query;
+  loop::TimePoint deadline;
   Done done;
   std::vector<bool> tried;  // by sorted entry position
   Phase phase = Phase::choosing;
@@ -38,7 +42,15 @@ struct Pool::Request {
   std::list<Ticket>::iterator queue_pos;
   loop::TimePoint queued_at{};
   Transport::ExchangeId exchange = 0;
+  Health::ProbeToken probe = 0;  // of the attempt in flight
   loop::TimePoint attempt_started{};
+  loop::Duration attempt_limit{};  // the attempt budget, or less when the deadline is nearer
+  bool timeout_retry_used = false;
+  // The best error answer so far (answer_verdict.hpp), relayed when nothing
+  // better arrives.
+  dns::Bytes best_error;
+  int best_error_rank = -1;
+  std::size_t best_error_index = 0;
   loop::Timer timer;  // attempt budget, then the deferred delivery
   std::uint32_t attempts = 0;
   Cause last_cause = Cause::ok;
@@ -46,8 +58,8 @@ struct Pool::Request {
   std::size_t last_index = 0;
   PoolOutcome outcome;
 
-  Request(loop::Scheduler& s, Ticket t, dns::Bytes q, Done d, std::size_t n)
-      : ticket(t), query(std::move(q)), done(std::move(d)), tried(n, false), timer(s) {}
+  Request(loop::Scheduler& s, Ticket t, dns::Bytes q, loop::TimePoint dl, Done d, std::size_t n)
+      : ticket(t), query(std::move(q)), deadline(dl), done(std::move(d)), tried(n, false), timer(s) {}
 };
 
 Pool::Pool(loop::Scheduler& sched, std::vector<EntrySpec> entries, PoolOptions opts)
@@ -56,9 +68,22 @@ Pool::Pool(loop::Scheduler& sched, std::vector<EntrySpec> entries, PoolOptions o
                    [](const EntrySpec& a, const EntrySpec& b) { return a.priority < b.priority; });
   entries_.reserve(entries.size());
   for (auto& s : entries) entries_.push_back(std::make_unique<Entry>(std::move(s), opts_.health));
+  for (std::size_t e = 0; e < entries_.size(); ++e) {
+    if (entries_[e]->transport) entries_[e]->transport->on_capacity_grew([this, e] { pump(e); });
+  }
+}
+
+std::size_t Pool::admission_cap(std::size_t e) const {
+  // The transport's real capacity (DoH: connections x streams the server
+  // allows), so that waiting happens here, in the visible FIFO.
+  const Entry& en = *entries_[e];
+  return std::clamp<std::size_t>(en.transport->capacity(), 1, max_in_flight_per_entry);
 }
 
 Pool::~Pool() {
+  for (auto& en : entries_) {
+    if (en->transport) en->transport->on_capacity_grew(nullptr);
+  }
   // Abandon in-flight exchanges before the transports go, so no completion
   // can reach a destroyed pool.
   for (auto& [t, r] : requests_) {
@@ -67,9 +92,9 @@ Pool::~Pool() {
   requests_.clear();
 }
 
-Pool::Ticket Pool::submit(dns::Bytes query, Done done) {
+Pool::Ticket Pool::submit(dns::Bytes query, loop::TimePoint deadline, Done done) {
   const Ticket t = next_ticket_++;
-  auto req = std::make_unique<Request>(sched_, t, std::move(query), std::move(done), entries_.size());
+  auto req = std::make_unique<Request>(sched_, t, std::move(query), deadline, std::move(done), entries_.size());
   Request& r = *req;
   requests_.emplace(t, std::move(req));
   advance(r);
@@ -79,7 +104,7 @@ Pool::Ticket Pool::submit(dns::Bytes query, Done done) {
 bool Pool::other_healthy_candidate(const Request& r, std::size_t except) const {
   const auto now = sched_.now();
   for (std::size_t e = 0; e < entries_.size(); ++e) {
-    if (e != except && !r.tried[e] && !entries_[e]->health.in_backoff(now)) return true;
+    if (e != except && !r.tried[e] && entries_[e]->health.admits(now)) return true;
   }
   return false;
 }
@@ -87,9 +112,21 @@ bool Pool::other_healthy_candidate(const Request& r, std::size_t except) const {
 void Pool::advance(Request& r) {
   r.phase = Request::Phase::choosing;
   const auto now = sched_.now();
-  // First pass: untried entries not in backoff, in priority order.
+  if (now >= r.deadline) {
+    // Nothing may start any more; the caller is about to give up too.
+    if (!r.best_error.empty()) {
+      finish(r, r.best_error_index, Cause::ok, {}, std::move(r.best_error));
+      r.outcome.error_answer = true;
+    } else {
+      finish(r, r.last_index, r.attempts == 0 ? Cause::attempt_timeout : r.last_cause,
+             r.attempts == 0 ? std::string("the total budget ran out") : r.last_detail);
+    }
+    return;
+  }
+  // First pass: untried entries that admit a new exchange (not in backoff,
+  // not half-open with the probe taken), in priority order.
   for (std::size_t e = 0; e < entries_.size(); ++e) {
-    if (!r.tried[e] && !entries_[e]->health.in_backoff(now)) {
+    if (!r.tried[e] && entries_[e]->health.admits(now)) {
       r.chosen_healthy = true;
       try_acquire(r, e);
       return;
@@ -103,6 +140,26 @@ void Pool::advance(Request& r) {
       return;
     }
   }
+  // Every entry was tried. An attempt that only ran out of its attempt
+  // budget gets one more at the same entry while the deadline allows: with
+  // one upstream, a 2 s attempt budget and a 5 s total, SERVFAIL at 2 s
+  // would leave 3 s unused. The transport's cancel() closed the session that
+  // carried the abandoned exchange, so the retry runs on another session.
+  // Without a deadline there is no telling whether time is left: no retry.
+  if (r.attempts > 0 && r.last_cause == Cause::attempt_timeout && !r.timeout_retry_used &&
+      r.deadline != loop::TimePoint::max()) {
+    r.timeout_retry_used = true;
+    r.chosen_healthy = false;
+    try_acquire(r, r.entry);
+    return;
+  }
+  if (!r.best_error.empty()) {
+    // Every entry answered with an error (or failed): relay the best answer
+    // received rather than making one up.
+    finish(r, r.best_error_index, Cause::ok, {}, std::move(r.best_error));
+    r.outcome.error_answer = true;
+    return;
+  }
   if (r.attempts == 0) {
     finish(r, r.last_index, Cause::connect_failed, "no upstream entries");
   } else {
@@ -115,7 +172,7 @@ void Pool::try_acquire(Request& r, std::size_t e) {
   r.entry = e;
   // FIFO fairness: a newcomer never overtakes waiters, even if capacity
   // appears between a release and the pump that serves them.
-  if (en.in_flight < max_in_flight_per_entry && en.waiters.empty()) {
+  if (en.in_flight < admission_cap(e) && en.waiters.empty()) {
     start_attempt(r, e);
     return;
   }
@@ -140,9 +197,17 @@ void Pool::start_attempt(Request& r, std::size_t e) {
   ++en.in_flight;
   en.peak_in_flight = std::max(en.peak_in_flight, en.in_flight);
   r.attempt_started = sched_.now();
+  r.attempt_limit = attempt_limit(r);
+  r.probe = en.health.exchange_started(r.attempt_started);
   const Ticket t = r.ticket;
   r.exchange = en.transport->start(r.query, [this, t](ExchangeResult&& res) { on_completion(t, std::move(res)); });
-  r.timer.arm(opts_.attempt_budget, [this, t] { on_attempt_timeout(t); });
+  r.timer.arm(r.attempt_limit, [this, t] { on_attempt_timeout(t); });
+}
+
+loop::Duration Pool::attempt_limit(const Request& r) const {
+  const auto now = sched_.now();
+  if (r.deadline == loop::TimePoint::max()) return opts_.attempt_budget;
+  return std::min(opts_.attempt_budget, std::max(loop::Duration::zero(), r.deadline - now));
 }
 
 void Pool::release(std::size_t e) {
@@ -154,14 +219,14 @@ void Pool::release(std::size_t e) {
 
 void Pool::pump(std::size_t e) {
   Entry& en = *entries_[e];
-  while (en.in_flight < max_in_flight_per_entry && !en.waiters.empty()) {
+  while (en.in_flight < admission_cap(e) && !en.waiters.empty()) {
     auto it = requests_.find(en.waiters.front());
     assert(it != requests_.end());
     Request& r = *it->second;
     leave_queue(r);
     // Re-check health after the wait: an entry that went into backoff while
     // this request queued is skipped if something healthy remains.
-    if (r.chosen_healthy && en.health.in_backoff(sched_.now()) && other_healthy_candidate(r, e)) {
+    if (r.chosen_healthy && !en.health.admits(sched_.now()) && other_healthy_candidate(r, e)) {
       advance(r);
       continue;
     }
@@ -178,6 +243,14 @@ void Pool::on_completion(Ticket t, ExchangeResult&& res) {
   const std::size_t e = r.entry;
   Entry& en = *entries_[e];
   const loop::Duration took = sched_.now() - r.attempt_started;
+  if (res.ok()) {
+    const std::uint8_t rcode = res.response.size() >= dns::header_size ? res.response[3] & 0x0F : 0;
+    if (answer_verdict(rcode) != AnswerVerdict::relay) {
+      error_answer(r, rcode, std::move(res.response));
+      release(e);
+      return;
+    }
+  }
   ++en.outcomes[static_cast<std::size_t>(res.cause)];
   if (opts_.on_attempt) {
     AttemptReport rep{en.index, &en.label, res.cause, &res.detail, took};
@@ -186,6 +259,7 @@ void Pool::on_completion(Ticket t, ExchangeResult&& res) {
   if (res.ok()) {
     en.latency.observe(took);
     en.health.record_success();
+    en.last_failure = Cause::ok;
     finish(r, en.index, Cause::ok, {}, std::move(res.response));
     release(e);
     return;
@@ -193,13 +267,42 @@ void Pool::on_completion(Ticket t, ExchangeResult&& res) {
   if (res.cause == Cause::cancelled) {
     // The transport was shut down under us (close_all): not the upstream's
     // fault, and nothing else should be tried.
+    en.health.exchange_abandoned(r.probe);
     finish(r, en.index, Cause::cancelled, std::move(res.detail));
     release(e);
     return;
   }
-  en.health.record_failure(sched_.now());
+  en.health.record_failure(sched_.now(), r.probe);
+  en.last_failure = res.cause;
   attempt_failed(r, res.cause, std::move(res.detail));
   release(e);
+}
+
+void Pool::error_answer(Request& r, std::uint8_t rcode, dns::Bytes&& response) {
+  Entry& en = *entries_[r.entry];
+  ++en.outcomes[static_cast<std::size_t>(Cause::error_answer)];
+  ++en.error_answers[rcode];
+  std::string detail = log::cat("answered with RCODE ", static_cast<unsigned>(rcode));
+  if (answer_verdict(rcode) == AnswerVerdict::fail_over_unhealthy) {
+    if (opts_.on_attempt) {
+      AttemptReport rep{en.index, &en.label, Cause::error_answer, &detail, sched_.now() - r.attempt_started};
+      opts_.on_attempt(rep);
+    }
+    en.health.record_failure(sched_.now(), r.probe);
+    en.last_failure = Cause::error_answer;
+  } else {
+    // SERVFAIL says nothing about the upstream's health (answer_verdict.hpp):
+    // no failure, no recovery, and a half-open probe is free again.
+    en.health.exchange_abandoned(r.probe);
+  }
+  // Ties keep the earlier answer: attempts run in priority order.
+  const int rank = error_answer_rank(rcode);
+  if (rank > r.best_error_rank) {
+    r.best_error = std::move(response);
+    r.best_error_rank = rank;
+    r.best_error_index = en.index;
+  }
+  attempt_failed(r, Cause::error_answer, std::move(detail));
 }
 
 void Pool::on_attempt_timeout(Ticket t) {
@@ -210,6 +313,17 @@ void Pool::on_attempt_timeout(Ticket t) {
   const std::size_t e = r.entry;
   Entry& en = *entries_[e];
   en.transport->cancel(r.exchange);
+  if (r.attempt_limit < opts_.attempt_budget) {
+    // Cut short by the caller's deadline, not the upstream's verdict: no
+    // failure to count, and advance() finds no time left.
+    en.health.exchange_abandoned(r.probe);
+    r.last_cause = Cause::attempt_timeout;
+    r.last_detail = "no answer before the total budget ran out";
+    r.last_index = en.index;
+    advance(r);
+    release(e);
+    return;
+  }
   ++en.outcomes[static_cast<std::size_t>(Cause::attempt_timeout)];
   std::string detail = log::cat("no answer within the attempt budget (",
                                 std::chrono::duration_cast<std::chrono::milliseconds>(opts_.attempt_budget).count(),
@@ -218,7 +332,8 @@ void Pool::on_attempt_timeout(Ticket t) {
     AttemptReport rep{en.index, &en.label, Cause::attempt_timeout, &detail, opts_.attempt_budget};
     opts_.on_attempt(rep);
   }
-  en.health.record_failure(sched_.now());
+  en.health.record_failure(sched_.now(), r.probe);
+  en.last_failure = Cause::attempt_timeout;
   attempt_failed(r, Cause::attempt_timeout, std::move(detail));
   release(e);
 }
@@ -262,6 +377,7 @@ void Pool::cancel(Ticket t) {
       break;
     case Request::Phase::in_flight:
       entries_[r.entry]->transport->cancel(r.exchange);
+      entries_[r.entry]->health.exchange_abandoned(r.probe);
       release(r.entry);
       break;
     case Request::Phase::choosing:
@@ -281,6 +397,7 @@ std::vector<EntrySnapshot> Pool::snapshot() const {
     s.kind = en->transport->kind();
     s.priority = en->priority;
     s.slots = static_cast<std::uint32_t>(slots_per_entry);
+    s.capacity = static_cast<std::uint32_t>(std::clamp<std::size_t>(en->transport->capacity(), 1, max_in_flight_per_entry));
     s.in_flight = en->in_flight;
     s.peak_in_flight = en->peak_in_flight;
     s.queue_depth = static_cast<std::uint32_t>(en->waiters.size());
@@ -290,7 +407,9 @@ std::vector<EntrySnapshot> Pool::snapshot() const {
     s.backoff_remaining = s.health == HealthState::backoff ? en->health.backoff_until() - now : loop::Duration{};
     s.consecutive_failures = en->health.consecutive_failures();
     s.backoffs_total = en->health.backoffs_total();
+    s.last_failure = en->last_failure;
     s.outcomes = en->outcomes;
+    s.error_answers = en->error_answers;
     s.latency = en->latency;
     s.transport = en->transport->stats();
     out.push_back(std::move(s));
@@ -300,6 +419,17 @@ std::vector<EntrySnapshot> Pool::snapshot() const {
 
 void Pool::close_all() {
   for (auto& en : entries_) en->transport->close_all();
+}
+
+std::vector<std::size_t> Pool::clock_stepped() {
+  std::vector<std::size_t> reset;
+  for (auto& en : entries_) {
+    if (en->last_failure != Cause::certificate && en->last_failure != Cause::certificate_clock_behind) continue;
+    en->health.forget_failures();
+    en->last_failure = Cause::ok;
+    reset.push_back(en->index);
+  }
+  return reset;
 }
 
 }  // namespace nxdns::upstream

@@ -4,21 +4,32 @@
 // backoff, and failover.
 //
 // Guarantees (all state is owned by the event loop; no locks):
-// - At most max_in_flight_per_entry exchanges run against an entry at once.
+// - At most the entry transport's capacity() (never above
+//   max_in_flight_per_entry) exchanges run against an entry at once.
 //   Concurrent callers overlap up to that cap (the predecessor serialized
-//   them: the field defect).
+//   them: the field defect). When the capacity grows the transport says so
+//   and the FIFO is pumped.
 // - Beyond the cap, callers wait in the entry's FIFO in arrival order. The
 //   queue depth is exact. A waiter is counted in queued_total and
 //   queued_seconds_total when it leaves the queue, whether by acquiring
 //   capacity or by being cancelled (the total budget running out in the queue
 //   is precisely the failure worth counting).
 // - Failover walks entries in priority order, each at most once per request.
-//   An entry in backoff is skipped on the first pass, re-checked when a waiter
-//   acquires capacity at it, and used as a last resort when nothing healthy is
-//   left.
-// - Each attempt is bounded by the attempt budget; the caller's total budget
-//   is enforced by the caller through cancel(), which leaves the queue or
-//   frees the capacity cleanly.
+//   An entry in backoff (or half-open with its one probe already running,
+//   health.hpp) is skipped on the first pass, re-checked when a waiter
+//   acquires capacity at it, and used as a last resort when nothing healthy
+//   is left.
+// - An answer whose RCODE says the upstream could not or would not serve the
+//   query (SERVFAIL, REFUSED, NOTIMP, FORMERR: answer_verdict.hpp) is a failed
+//   attempt for failover; when every entry answered so, the best of those
+//   answers is delivered (ok, error_answer set), not a made-up SERVFAIL.
+// - Each attempt is bounded by min(attempt budget, time left before the
+//   caller's deadline). When the last untried entry's attempt ran out of its
+//   budget, the request gets one more attempt at that entry while the
+//   deadline allows (the transport closed the session that carried the
+//   abandoned exchange, so it runs on another). The caller still enforces
+//   its total budget through cancel(), which leaves the queue or frees the
+//   capacity cleanly.
 // - Completions are delivered from the loop, never from inside submit() or
 //   cancel().
 #include <array>
@@ -44,7 +55,9 @@ struct EntrySpec {
   std::unique_ptr<Transport> transport;
 };
 
-// One finished attempt, for diagnostics (episodes) and logs.
+// One finished attempt, for diagnostics (episodes) and logs. Neutral answers
+// (SERVFAIL: answer_verdict.hpp) are not reported: like health, episodes
+// track the upstream, not the names it fails to resolve.
 struct AttemptReport {
   std::size_t entry_index = 0;  // configuration index
   const std::string* label = nullptr;
@@ -60,7 +73,10 @@ struct PoolOptions {
 };
 
 struct PoolOutcome {
-  bool ok = false;
+  bool ok = false;  // `response` holds an answer to relay
+  // ok, but every entry answered with an error RCODE and `response` is the
+  // best of those answers (error_answer_rank).
+  bool error_answer = false;
   dns::Bytes response;
   std::size_t entry_index = 0;  // configuration index of the entry that answered / failed last
   Cause cause = Cause::ok;      // last failure when !ok
@@ -74,6 +90,7 @@ struct EntrySnapshot {
   std::string kind;
   int priority = 0;
   std::uint32_t slots = 0;
+  std::uint32_t capacity = 0;  // admission cap now (Transport::capacity)
   std::uint32_t in_flight = 0;
   std::uint32_t peak_in_flight = 0;  // tests only
   std::uint32_t queue_depth = 0;
@@ -83,7 +100,13 @@ struct EntrySnapshot {
   loop::Duration backoff_remaining{};
   std::uint32_t consecutive_failures = 0;
   std::uint64_t backoffs_total = 0;
+  // Cause of the latest failed attempt; ok after a success (or before any
+  // failure). certificate_clock_behind here: the upstream is unusable only
+  // because this host's clock is behind its certificate.
+  Cause last_failure = Cause::ok;
   std::array<std::uint64_t, cause_count> outcomes{};
+  // Answers that failed over, by header RCODE (0..15).
+  std::array<std::uint64_t, 16> error_answers{};
   LatencyHistogram latency;
   TransportStats transport;
 };
@@ -99,7 +122,14 @@ class Pool {
   Pool(const Pool&) = delete;
   Pool& operator=(const Pool&) = delete;
 
-  Ticket submit(dns::Bytes query, Done done);
+  // `deadline`: when the caller's total budget runs out. No attempt runs past
+  // it, and the one extra attempt after an attempt timeout needs time left.
+  Ticket submit(dns::Bytes query, loop::TimePoint deadline, Done done);
+  // No deadline: attempts are bounded by the attempt budget alone, and an
+  // attempt timeout is not followed by another attempt at the same entry.
+  Ticket submit(dns::Bytes query, Done done) {
+    return submit(std::move(query), loop::TimePoint::max(), std::move(done));
+  }
   // The caller gives up (total budget, client gone). `done` never runs after
   // this. Unknown or finished tickets are ignored.
   void cancel(Ticket t);
@@ -109,6 +139,11 @@ class Pool {
   std::size_t requests() const { return requests_.size(); }
   // Shutdown: closes every transport's sessions.
   void close_all();
+  // The wall clock stepped (NTP set it, a person did): every entry whose
+  // latest failure was a certificate check -- judged by the old clock --
+  // forgets its failures and backoff, so the next query verifies again at
+  // once. Returns the configuration indexes of the entries reset.
+  std::vector<std::size_t> clock_stepped();
 
  private:
   struct Entry;
@@ -120,8 +155,11 @@ class Pool {
   void on_completion(Ticket t, ExchangeResult&& res);
   void on_attempt_timeout(Ticket t);
   void attempt_failed(Request& r, Cause c, std::string detail);
+  void error_answer(Request& r, std::uint8_t rcode, dns::Bytes&& response);
+  loop::Duration attempt_limit(const Request& r) const;
   void release(std::size_t e);
   void pump(std::size_t e);
+  std::size_t admission_cap(std::size_t e) const;
   void leave_queue(Request& r);
   // Settles the request with this outcome (ok when cause is Cause::ok) and
   // delivers it from the loop.

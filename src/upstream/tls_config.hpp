@@ -13,6 +13,9 @@
 #include <optional>
 #include <string>
 
+#include "upstream/handshake_stats.hpp"
+#include "upstream/tls_session_cache.hpp"
+
 namespace nxdns::upstream {
 
 // Debian/Ubuntu's bundle of the system trust store.
@@ -45,6 +48,11 @@ class TlsClientConfig {
   // /etc/ssl/...", "ca_file /x/ca.pem").
   const std::string& ca_source() const { return ca_source_; }
   std::size_t ca_count() const { return ca_count_; }
+  // The upstream's resumable session, shared by its slots (one config per
+  // upstream, so never offered to another one).
+  TlsSessionCache& session_cache() { return session_cache_; }
+  HandshakeStats& handshake_stats() { return handshake_stats_; }
+  const HandshakeStats& handshake_stats() const { return handshake_stats_; }
 
  private:
   mbedtls_entropy_context entropy_;
@@ -53,6 +61,8 @@ class TlsClientConfig {
   mbedtls_ssl_config conf_;
   std::string ca_source_;
   std::size_t ca_count_ = 0;
+  TlsSessionCache session_cache_;
+  HandshakeStats handshake_stats_;
 };
 
 // "mbed TLS 2.28.3"; the library actually linked, not the headers.

@@ -8,6 +8,8 @@
 #include <string>
 
 #include "dns/message.hpp"
+#include "upstream/handshake_stats.hpp"
+#include "upstream/pipelining_verdict.hpp"
 
 namespace nxdns::upstream {
 
@@ -35,12 +37,18 @@ enum class Cause : std::uint8_t {
   connect_failed,    // refused, unreachable, dial timeout
   handshake_failed,  // TLS handshake did not complete (not a cert problem)
   certificate,       // chain, validity period or name check failed
+  certificate_clock_behind,  // the only check that failed: the certificate's
+                             // notBefore is after this host's clock (no RTC,
+                             // no NTP yet); retried when the clock steps
   // The peer said or sent something wrong.
   tls_protocol,      // alert, bad record, unexpected message
   bad_response,      // not a valid answer to this query (QR, ID, question)
   response_too_large,
   http_status,       // DoH: non-2xx
   bad_content_type,  // DoH: not application/dns-message
+  error_answer,      // a valid answer whose RCODE sends the query elsewhere
+                     // (REFUSED, SERVFAIL, ...: answer_verdict.hpp). Set by
+                     // the pool, never by a transport.
   // Ours.
   attempt_timeout,   // the pool's per-attempt budget ran out
   local_resource,    // fd limit, memory, socket() failed
@@ -73,8 +81,17 @@ struct TransportStats {
   std::string tls_version;                 // of the newest session, "" before the first
   // Exchanges placed again, without spending their redial, after a
   // connection that had answered others since they were placed closed
-  // (RFC 7766 §6.2.4; servers limiting queries per connection). DoT only.
+  // (RFC 7766 §6.2.4; servers limiting queries per connection), or after a
+  // session ended before writing them (the server never saw them). DoT only.
   std::uint64_t requeued = 0;
+  // TLS handshakes by kind (full / resumed) and their durations. DoT only.
+  HandshakeStats handshakes{};
+  // Exchanges sent a second time, on another session, because theirs proved
+  // to answer one query at a time (at most once each). DoT only.
+  std::uint64_t resent = 0;
+  // Whether the upstream answers pipelined queries concurrently (learned
+  // from its answers, forgotten after verdict_lifetime). DoT only.
+  PipeliningVerdict pipelining = PipeliningVerdict::unknown;
 };
 
 class Transport {
@@ -98,6 +115,28 @@ class Transport {
   virtual TransportStats stats() const = 0;
   // "dot" or "doh".
   virtual const char* kind() const = 0;
+
+  // Capacity: how many exchanges this transport can actually run at once
+  // (connections x the streams each may carry), the pool's admission cap
+  // for the entry. Anything the pool admits beyond it would wait inside the
+  // transport (e.g. in curl's pending list), invisible to the queue-depth
+  // gauge and to the FIFO's fairness: the field defect's hidden queue. It
+  // may shrink when the transport learns a limit (new admissions then wait
+  // in the FIFO; exchanges already running are not disturbed) and grow;
+  // when it grows the transport calls the listener so the pool pumps its
+  // FIFO. Never above max_in_flight_per_entry, never below 1.
+  virtual std::size_t capacity() const { return max_in_flight_per_entry; }
+  void on_capacity_grew(std::function<void()> listener) { capacity_grew_ = std::move(listener); }
+
+ protected:
+  // For transports: call after capacity() increased. Never from inside
+  // start() or cancel() (the pool may be in the middle of admitting).
+  void capacity_grew() {
+    if (capacity_grew_) capacity_grew_();
+  }
+
+ private:
+  std::function<void()> capacity_grew_;
 };
 
 }  // namespace nxdns::upstream

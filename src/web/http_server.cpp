@@ -7,10 +7,12 @@
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 
 #include <microhttpd.h>
 
 #include "log/log.hpp"
+#include "net/endpoint.hpp"
 
 namespace nxdns::web {
 
@@ -66,7 +68,8 @@ struct HttpServerCallbacks {
 
 void HttpServer::MhdDeleter::operator()(MHD_Daemon* d) const noexcept { MHD_stop_daemon(d); }
 
-HttpServer::HttpServer(Key, Routes routes) : routes_(std::move(routes)) {}
+HttpServer::HttpServer(Key, Routes routes, PostRoutes post_routes)
+    : routes_(std::move(routes)), post_routes_(std::move(post_routes)) {}
 
 HttpServer::~HttpServer() {
   // Events first (they watch MHD's epoll descriptor), then MHD, which closes
@@ -77,8 +80,8 @@ HttpServer::~HttpServer() {
 }
 
 std::unique_ptr<HttpServer> HttpServer::start(event_base* base, const HttpServerOptions& opts, Routes routes,
-                                              std::string* why) {
-  auto s = std::make_unique<HttpServer>(Key{}, std::move(routes));
+                                              std::string* why, PostRoutes post_routes) {
+  auto s = std::make_unique<HttpServer>(Key{}, std::move(routes), std::move(post_routes));
   const std::string where = opts.listen.to_string();
   if (opts.listen.len == 0) {
     *why = "http: no listen address";
@@ -153,13 +156,57 @@ void HttpServer::rearm() noexcept {
   }
 }
 
+namespace {
+bool peer_is_loopback(MHD_Connection* c) {
+  const MHD_ConnectionInfo* i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  if (!i || !i->client_addr) return false;
+  net::Endpoint e;
+  const sa_family_t fam = i->client_addr->sa_family;
+  const std::size_t len = fam == AF_INET ? sizeof(sockaddr_in) : fam == AF_INET6 ? sizeof(sockaddr_in6) : 0;
+  if (len == 0 || len > sizeof e.addr) return false;
+  std::memcpy(&e.addr, i->client_addr, len);
+  e.len = static_cast<socklen_t>(len);
+  return net::is_loopback(e);
+}
+
+MHD_Result collect_arg(void* cls, MHD_ValueKind, const char* key, const char* value) noexcept {
+  try {
+    if (key) (*static_cast<std::map<std::string, std::string>*>(cls))[key] = value ? value : "";
+  } catch (...) {
+    return MHD_NO;
+  }
+  return MHD_YES;
+}
+}  // namespace
+
+Response HttpServer::respond_post(MHD_Connection* c, const std::string& method, const PostHandler& h) {
+  Response r;
+  if (method != MHD_HTTP_METHOD_POST) {
+    r.status = MHD_HTTP_METHOD_NOT_ALLOWED;
+    r.body = "method not allowed\n";
+    r.headers.emplace_back(MHD_HTTP_HEADER_ALLOW, "POST");
+    return r;
+  }
+  if (!peer_is_loopback(c)) {
+    r.status = MHD_HTTP_FORBIDDEN;
+    r.body = "operator actions are only accepted from a loopback address\n";
+    return r;
+  }
+  std::map<std::string, std::string> args;
+  MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, &collect_arg, &args);
+  return h(args);
+}
+
 bool HttpServer::respond(MHD_Connection* c, const char* url, const char* method) noexcept {
   try {
     ++requests_;
     const std::string m = method ? method : "";
     const auto it = routes_.find(url ? url : "");
+    const auto post = post_routes_.find(url ? url : "");
     Response r;
-    if (it == routes_.end()) {
+    if (post != post_routes_.end()) {
+      r = respond_post(c, m, post->second);
+    } else if (it == routes_.end()) {
       r.status = MHD_HTTP_NOT_FOUND;
       r.body = "not found\n";
     } else if (m != MHD_HTTP_METHOD_GET && m != MHD_HTTP_METHOD_HEAD) {

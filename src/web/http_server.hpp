@@ -12,8 +12,12 @@
 // limit bounds how many such clients can exist. DNS on the same loop is
 // never delayed by HTTP beyond the time to render one response.
 //
-// Only GET and HEAD exist (HEAD: same headers, no body, MHD strips it).
-// Unknown paths get 404; other methods 405 with an Allow header.
+// GET and HEAD serve the read-only routes (HEAD: same headers, no body, MHD
+// strips it). POST serves the operator actions (post routes), and only to a
+// peer on a loopback address: anyone else gets 403 whatever address the
+// server listens on, so an operator who binds http.listen to the LAN does
+// not hand those actions to the LAN. Unknown paths get 404; other methods
+// 405 with an Allow header.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -40,6 +44,10 @@ struct Response {
 // Runs on the loop for every GET/HEAD of its path. Must not block.
 using Handler = std::function<Response()>;
 using Routes = std::map<std::string, Handler>;
+// An operator action: runs on the loop for a POST from a loopback peer, with
+// the URL's query arguments. No request body is read.
+using PostHandler = std::function<Response(const std::map<std::string, std::string>& args)>;
+using PostRoutes = std::map<std::string, PostHandler>;
 
 struct HttpServerOptions {
   net::Endpoint listen;
@@ -56,8 +64,8 @@ class HttpServer {
   // nullptr and a one-line reason when MHD cannot start (address in use,
   // no such address, ...).
   static std::unique_ptr<HttpServer> start(event_base* base, const HttpServerOptions& opts, Routes routes,
-                                           std::string* why);
-  HttpServer(Key, Routes routes);
+                                           std::string* why, PostRoutes post_routes = {});
+  HttpServer(Key, Routes routes, PostRoutes post_routes);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -76,10 +84,12 @@ class HttpServer {
   friend struct HttpServerCallbacks;
 
   bool respond(MHD_Connection* c, const char* url, const char* method) noexcept;
+  Response respond_post(MHD_Connection* c, const std::string& method, const PostHandler& h);
   void run_and_rearm() noexcept;
   void rearm() noexcept;
 
   Routes routes_;
+  PostRoutes post_routes_;
   net::Endpoint local_;
   bool starting_ = true;
   std::string start_error_;

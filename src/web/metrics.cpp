@@ -99,6 +99,51 @@ void per_upstream(Doc& d, const std::vector<const EntrySnapshot*>& ups, const ch
   for (const auto* s : ups) d.sample(name, upstream_labels(*s), value(*s));
 }
 
+// One histogram series: cumulative buckets, +Inf, sum and count.
+void histogram_series(Doc& d, const std::string& name, const std::string& labels,
+                      const upstream::LatencyHistogram& h) {
+  std::uint64_t cum = 0;
+  for (std::size_t i = 0; i < upstream::LatencyHistogram::bounds.size(); ++i) {
+    cum += h.bucket(i);
+    d.sample(name + "_bucket", join(labels, label("le", format_sample(upstream::LatencyHistogram::bounds[i]))), cum);
+  }
+  cum += h.bucket(upstream::LatencyHistogram::bounds.size());
+  d.sample(name + "_bucket", join(labels, label("le", "+Inf")), cum);
+  d.sample_d(name + "_sum", labels, h.sum_seconds());
+  d.sample(name + "_count", labels, h.count());
+}
+
+// TLS handshakes of the DoT upstreams (DoH's are curl's and not seen here).
+void render_handshakes(Doc& d, const std::vector<const EntrySnapshot*>& ups) {
+  std::vector<const EntrySnapshot*> dot;
+  for (const auto* s : ups) {
+    if (s->kind == "dot") dot.push_back(s);
+  }
+  if (dot.empty()) return;
+  constexpr upstream::HandshakeKind kinds[] = {upstream::HandshakeKind::full, upstream::HandshakeKind::resumed};
+  d.family("nxdns_upstream_tls_handshakes_total", "counter",
+           "Completed TLS handshakes by kind: full (certificate chain verified) or resumed (session ticket).");
+  for (const auto* s : dot) {
+    for (auto k : kinds) {
+      d.sample("nxdns_upstream_tls_handshakes_total", join(upstream_labels(*s), label("kind", upstream::describe(k))),
+               s->transport.handshakes.count(k));
+    }
+  }
+  per_upstream(d, dot, "nxdns_upstream_tls_resumptions_refused_total", "counter",
+               "Handshakes that offered a session ticket and got a full handshake instead (also counted as full; "
+               "a fallback in the same attempt, not a failure).",
+               [](const EntrySnapshot& s) { return std::to_string(s.transport.handshakes.resumption_refused); });
+  d.family("nxdns_upstream_tls_handshake_seconds", "histogram",
+           "TLS handshake duration by kind, from TCP established to TLS finished.");
+  for (const auto* s : dot) {
+    for (auto k : kinds) {
+      histogram_series(d, "nxdns_upstream_tls_handshake_seconds",
+                       join(upstream_labels(*s), label("kind", upstream::describe(k))),
+                       s->transport.handshakes.duration(k));
+    }
+  }
+}
+
 void render_upstreams(Doc& d, const std::vector<const EntrySnapshot*>& ups) {
   d.family("nxdns_upstream_info", "gauge",
            "Configured upstream: transport kind and priority (lower is preferred). Always 1.");
@@ -116,6 +161,10 @@ void render_upstreams(Doc& d, const std::vector<const EntrySnapshot*>& ups) {
   per_upstream(d, ups, "nxdns_upstream_slots", "gauge",
                "Compiled connection slots per upstream (DoT: TLS sessions; DoH: connection allowance).",
                [](const EntrySnapshot& s) { return std::to_string(s.slots); });
+  per_upstream(d, ups, "nxdns_upstream_capacity", "gauge",
+               "Exchanges the transport can run at once now (DoH: connections x streams the server allows); "
+               "the pool admits up to this many, callers beyond it queue.",
+               [](const EntrySnapshot& s) { return std::to_string(s.capacity); });
   per_upstream(d, ups, "nxdns_upstream_queue_depth", "gauge",
                "Callers waiting in this upstream's FIFO for capacity right now (exact).",
                [](const EntrySnapshot& s) { return std::to_string(s.queue_depth); });
@@ -152,6 +201,21 @@ void render_upstreams(Doc& d, const std::vector<const EntrySnapshot*>& ups) {
                "(RFC 7766 6.2.4: servers that limit queries per connection). Not failures, not redials.",
                [](const EntrySnapshot& s) { return std::to_string(s.transport.requeued); });
 
+  per_upstream(d, ups, "nxdns_upstream_resent_total", "counter",
+               "DoT exchanges sent a second time on another session (at most once each) because theirs proved to "
+               "answer one query at a time, left them unanswered or stayed silent; the first answer wins.",
+               [](const EntrySnapshot& s) { return std::to_string(s.transport.resent); });
+  d.family("nxdns_upstream_pipelining", "gauge",
+           "Whether this upstream answers pipelined queries concurrently, as learned from its answers (DoT; "
+           "unknown until seen, and again after 10 minutes without evidence): 1 for the current verdict.");
+  for (const auto* s : ups) {
+    for (auto v : {upstream::PipeliningVerdict::unknown, upstream::PipeliningVerdict::pipelining,
+                   upstream::PipeliningVerdict::serial}) {
+      d.sample("nxdns_upstream_pipelining", join(upstream_labels(*s), label("verdict", upstream::describe(v))),
+               std::string(s->transport.pipelining == v ? "1" : "0"));
+    }
+  }
+
   d.family("nxdns_upstream_tls_info", "gauge",
            "TLS version of the newest connection to this upstream (version=\"none\" before the first). Always 1.");
   for (const auto* s : ups) {
@@ -160,15 +224,22 @@ void render_upstreams(Doc& d, const std::vector<const EntrySnapshot*>& ups) {
                                                                                           : s->transport.tls_version)),
              std::string("1"));
   }
+  render_handshakes(d, ups);
 
   d.family("nxdns_upstream_health", "gauge",
            "Health state of this upstream: 1 for the current state, 0 for the others.");
   for (const auto* s : ups) {
-    for (auto st : {HealthState::healthy, HealthState::failing, HealthState::backoff}) {
+    for (auto st : {HealthState::healthy, HealthState::failing, HealthState::backoff, HealthState::probing}) {
       d.sample("nxdns_upstream_health", join(upstream_labels(*s), label("state", upstream::describe(st))),
                std::string(s->health == st ? "1" : "0"));
     }
   }
+  per_upstream(d, ups, "nxdns_upstream_certificate_clock_behind", "gauge",
+               "1 while this upstream's latest attempt failed only because this host's clock is behind the "
+               "certificate's notBefore (no RTC, no NTP yet); 0 otherwise.",
+               [](const EntrySnapshot& s) {
+                 return std::string(s.last_failure == upstream::Cause::certificate_clock_behind ? "1" : "0");
+               });
   per_upstream(d, ups, "nxdns_upstream_backoff_seconds", "gauge",
                "Seconds until this upstream's backoff ends (0 when not in backoff).", [](const EntrySnapshot& s) {
                  const double v = std::chrono::duration<double>(s.backoff_remaining).count();
@@ -188,6 +259,21 @@ void render_upstreams(Doc& d, const std::vector<const EntrySnapshot*>& ups) {
                join(upstream_labels(*s), label("outcome", upstream::describe(static_cast<Cause>(c)))),
                s->outcomes[c]);
     }
+  }
+
+  // The four RCODEs a resolver sends to a well-formed query, and the rest
+  // (meaningless in an answer to a QUERY) summed, so the series set is fixed.
+  d.family("nxdns_upstream_error_answers_total", "counter",
+           "Answers whose RCODE sent the query on to the next upstream (counted as outcome error_answer), by "
+           "RCODE. Only REFUSED, NOTIMP, FORMERR and other count against health; SERVFAIL does not.");
+  for (const auto* s : ups) {
+    std::uint64_t other = 0;
+    for (std::size_t rc = 6; rc < s->error_answers.size(); ++rc) other += s->error_answers[rc];
+    for (std::size_t rc : {1, 2, 4, 5}) {  // FORMERR, SERVFAIL, NOTIMP, REFUSED
+      d.sample("nxdns_upstream_error_answers_total", join(upstream_labels(*s), label("rcode", rcode_names[rc])),
+               s->error_answers[rc]);
+    }
+    d.sample("nxdns_upstream_error_answers_total", join(upstream_labels(*s), label("rcode", "OTHER")), other);
   }
 
   d.family("nxdns_upstream_latency_seconds", "histogram",
@@ -259,6 +345,42 @@ void render_listeners(Doc& d, const MetricsInput& in) {
   d.sample("nxdns_tcp_accepted_total", "", ls.tcp_accepted);
 }
 
+void render_cache(Doc& d, const cache::CacheStats& c) {
+  const auto counter = [&d](const char* name, const char* help, std::uint64_t v) {
+    d.family(name, "counter", help);
+    d.sample(name, "", v);
+  };
+  const auto gauge = [&d](const char* name, const char* help, std::uint64_t v) {
+    d.family(name, "gauge", help);
+    d.sample(name, "", v);
+  };
+  counter("nxdns_cache_hits_total", "Client queries answered from a fresh cache entry.", c.hits);
+  counter("nxdns_cache_misses_total", "Client queries that waited for an upstream exchange (started or joined).",
+          c.misses);
+  counter("nxdns_cache_stale_answers_total",
+          "Stale answers sent (RFC 8767): the refresh failed or took longer than the client response timer.",
+          c.stale_served);
+  counter("nxdns_cache_prefetches_total", "Background refreshes started by a hit in the last part of a TTL.",
+          c.prefetches);
+  counter("nxdns_cache_dedup_joins_total", "Client queries that joined an identical exchange already in flight.",
+          c.dedup_joins);
+  counter("nxdns_cache_evictions_total", "Cache entries removed to stay within cache.max_bytes.", c.evictions);
+  counter("nxdns_cache_flushed_total", "Cache entries removed by the operator (nxdns cache flush).", c.flushed);
+  counter("nxdns_cache_stores_total", "Upstream answers stored in the cache.", c.stores);
+  d.family("nxdns_cache_not_stored_total", "counter", "Upstream answers not cached, by reason.");
+  constexpr cache::Verdict reasons[] = {cache::Verdict::truncated, cache::Verdict::error_rcode, cache::Verdict::ttl_zero,
+                                        cache::Verdict::no_soa, cache::Verdict::malformed};
+  for (cache::Verdict v : reasons) {
+    d.sample("nxdns_cache_not_stored_total", label("reason", cache::describe(v)), c.not_stored[static_cast<std::size_t>(v)]);
+  }
+  gauge("nxdns_cache_entries", "Answers in the cache.", c.entries);
+  gauge("nxdns_cache_bytes", "Bytes the cache holds, per-entry overhead included (bounded by cache.max_bytes).",
+        c.bytes);
+  gauge("nxdns_cache_max_bytes", "The configured cache.max_bytes.", c.max_bytes);
+  gauge("nxdns_cache_exchanges_in_flight", "Upstream exchanges the cache is waiting for (client, prefetch, refresh).",
+        c.flights);
+}
+
 void render_process(Doc& d, const MetricsInput& in) {
   d.family("nxdns_diagnostics_episodes_total", "counter",
            "Diagnostics episodes opened (a run of failed attempts against one upstream).");
@@ -323,6 +445,7 @@ std::string render_metrics(const MetricsInput& in) {
   Doc d;
   render_upstreams(d, ups);
   render_listeners(d, in);
+  if (in.cache) render_cache(d, *in.cache);
   render_process(d, in);
   return d.take();
 }

@@ -12,6 +12,9 @@
 #include <string_view>
 #include <vector>
 
+#include <optional>
+
+#include "cache/caching_pool.hpp"
 #include "query/engine.hpp"
 #include "server/limits.hpp"
 #include "upstream/pool.hpp"
@@ -40,6 +43,7 @@ struct MetricsInput {
   double uptime_seconds = 0.0;
   std::uint64_t episodes_opened_total = 0;
   std::size_t episodes_open = 0;
+  std::optional<cache::CacheStats> cache;  // absent: cache.enabled is false
 };
 
 std::string render_metrics(const MetricsInput& in);

@@ -71,14 +71,34 @@ std::string render_health(const HealthInput& in) {
     } else {
       w.null();
     }
+    // Why the latest attempt failed (null after a success), and the one
+    // cause an operator fixes on this host, not upstream: its clock.
+    w.key("last_failure");
+    if (s->last_failure == upstream::Cause::ok) {
+      w.null();
+    } else {
+      w.value(upstream::describe(s->last_failure));
+    }
+    w.key("certificate_clock_behind").value(s->last_failure == upstream::Cause::certificate_clock_behind);
     w.key("in_flight").value(s->in_flight);
     w.key("queue_depth").value(s->queue_depth);
     w.key("open_sessions").value(s->transport.open_sessions);
+    w.key("pipelining").value(upstream::describe(s->transport.pipelining));
     w.key("tls_version");
     if (s->transport.tls_version.empty()) {
       w.null();
     } else {
       w.value(s->transport.tls_version);
+    }
+    // DoT only: curl's handshakes (DoH) are not seen by the daemon.
+    w.key("tls_handshakes");
+    if (s->kind == "dot") {
+      w.begin_object();
+      w.key("full").value(s->transport.handshakes.full);
+      w.key("resumed").value(s->transport.handshakes.resumed);
+      w.end_object();
+    } else {
+      w.null();
     }
     w.end_object();
   }
@@ -101,6 +121,25 @@ std::string render_health(const HealthInput& in) {
   w.end_object();
 
   w.key("open_episodes").value(static_cast<std::uint64_t>(in.open_episodes));
+
+  w.key("cache").begin_object();
+  w.key("enabled").value(in.cache.has_value());
+  if (in.cache) {
+    const cache::CacheStats& c = *in.cache;
+    w.key("entries").value(static_cast<std::uint64_t>(c.entries));
+    w.key("bytes").value(static_cast<std::uint64_t>(c.bytes));
+    w.key("max_bytes").value(static_cast<std::uint64_t>(c.max_bytes));
+    w.key("hits").value(c.hits);
+    w.key("misses").value(c.misses);
+    w.key("hit_ratio");
+    if (c.hits + c.misses == 0) {
+      w.null();
+    } else {
+      w.value(round_ms(static_cast<double>(c.hits) / static_cast<double>(c.hits + c.misses)));
+    }
+    w.key("stale_answers").value(c.stale_served);
+  }
+  w.end_object();
   w.end_object();
   return w.take();
 }

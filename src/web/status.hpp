@@ -4,6 +4,9 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
+#include "cache/caching_pool.hpp"
 #include "diag/diagnostics.hpp"
 #include "net/endpoint.hpp"
 #include "server/limits.hpp"
@@ -19,7 +22,8 @@ const char* describe(Status s);
 // ok: at least one upstream is healthy (queries are being answered by
 // something that is not failing); down: every upstream is in backoff (or
 // there is none); degraded: anything in between (no upstream healthy, at
-// least one failing but still tried on the first pass).
+// least one failing but still tried on the first pass, or half-open with its
+// backoff over and a probe let through).
 Status overall_status(const std::vector<upstream::EntrySnapshot>& ups);
 // HTTP status for a health document: 503 only when down, so a load
 // balancer or systemd watchdog script can use the code alone.
@@ -34,6 +38,7 @@ struct HealthInput {
   std::size_t queries_in_flight = 0;
   server::ListenerState listeners;
   std::size_t open_episodes = 0;
+  std::optional<cache::CacheStats> cache;  // absent: cache.enabled is false
 };
 
 std::string render_health(const HealthInput& in);

@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "web/json.hpp"
 #include "web/metrics.hpp"
 #include "web/status.hpp"
 
@@ -25,6 +26,7 @@ Routes daemon_routes(Sources src) {
     in.uptime_seconds = uptime();
     in.episodes_opened_total = s->diagnostics->opened_total();
     in.episodes_open = s->diagnostics->open_count();
+    if (s->cache) in.cache = s->cache->stats();
     Response resp;
     resp.content_type = metrics_content_type;
     resp.body = render_metrics(in);
@@ -40,6 +42,7 @@ Routes daemon_routes(Sources src) {
     in.queries_in_flight = s->engine->in_flight();
     in.listeners = *s->listeners;
     in.open_episodes = s->diagnostics->open_count();
+    if (s->cache) in.cache = s->cache->stats();
     Response resp;
     resp.status = http_status_for(overall_status(in.upstreams));
     resp.content_type = json_content_type;
@@ -50,6 +53,35 @@ Routes daemon_routes(Sources src) {
     Response resp;
     resp.content_type = json_content_type;
     resp.body = render_diagnostics(s->diagnostics->episodes(), s->diagnostics->capacity(), s->sched->now());
+    return resp;
+  };
+  return r;
+}
+
+PostRoutes daemon_post_routes(cache::CachingPool* cache) {
+  PostRoutes r;
+  r["/api/cache/flush"] = [cache](const std::map<std::string, std::string>& args) {
+    Response resp;
+    resp.content_type = json_content_type;
+    JsonWriter w;
+    w.begin_object();
+    if (!cache) {
+      resp.status = 409;
+      w.key("error").value("the cache is disabled (cache.enabled: false)");
+    } else if (auto name = args.find("name"); name != args.end()) {
+      auto n = cache->flush_name(name->second);
+      if (!n) {
+        resp.status = 400;
+        w.key("error").value("not a valid domain name");
+      } else {
+        w.key("name").value(name->second);
+        w.key("flushed").value(static_cast<std::uint64_t>(*n));
+      }
+    } else {
+      w.key("flushed").value(static_cast<std::uint64_t>(cache->flush_all()));
+    }
+    w.end_object();
+    resp.body = w.take();
     return resp;
   };
   return r;

@@ -1,10 +1,11 @@
 #pragma once
 // The daemon's HTTP surface: /metrics, /api/health, /api/diagnostics over
-// live state. Every handler takes its snapshots when called, on the loop, so
+// live state, and the operator's POST /api/cache/flush. Every handler takes its snapshots when called, on the loop, so
 // a response is one consistent view.
 #include <functional>
 #include <vector>
 
+#include "cache/caching_pool.hpp"
 #include "diag/diagnostics.hpp"
 #include "loop/scheduler.hpp"
 #include "net/endpoint.hpp"
@@ -22,6 +23,7 @@ struct Sources {
   const query::Engine* engine = nullptr;
   const server::ListenerState* listeners = nullptr;
   const diag::Diagnostics* diagnostics = nullptr;
+  cache::CachingPool* cache = nullptr;  // null when cache.enabled is false
   const loop::Scheduler* sched = nullptr;
   loop::TimePoint started_at{};
   std::vector<net::Endpoint> udp;
@@ -29,5 +31,10 @@ struct Sources {
 };
 
 Routes daemon_routes(Sources src);
+// POST /api/cache/flush (everything) and /api/cache/flush?name=NAME (every
+// entry under that name): the operator's flush, which `nxdns cache flush`
+// calls. Loopback peers only (HttpServer enforces it); nothing on the DNS
+// side reaches it.
+PostRoutes daemon_post_routes(cache::CachingPool* cache);
 
 }  // namespace nxdns::web

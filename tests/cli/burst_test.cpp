@@ -88,7 +88,7 @@ Parsed burst_args(std::vector<std::string> extra) {
 
 TEST(Burst, TheFourGatesExistUnderTheNamesTheTestsUse) {
   // vm-tests/burst.nix, burst_acceptance.sh and the demo call these names.
-  for (const char* n : {"cold", "warm", "serial-cold", "serial-warm"}) CHECK_TRUE(find_burst_gate(n) != nullptr);
+  for (const char* n : {"cold", "warm", "serial-cold", "serial-warm", "one-session", "serial-one-session"}) CHECK_TRUE(find_burst_gate(n) != nullptr);
   CHECK_TRUE(find_burst_gate("lukewarm") == nullptr);
   // A new gate is one more row: these tests keep passing when one is added.
   STRCMP_CONTAINS("cold, warm, serial-cold, serial-warm", burst_gate_names().c_str());
@@ -101,10 +101,11 @@ TEST(Burst, EveryGateSitsAboveItsMeasurementAndBelowOneMoreRoundTrip) {
     for (bool tls13 : {true, false}) {
       const GateLimits l = gate_limits(g, tls13);
       CHECK_TRUE(l.max_ratio > l.measured_ratio);
-      CHECK_TRUE(l.max_ratio < l.measured_ratio + 1.0);
+      CHECK_TRUE(l.max_ratio <= l.measured_ratio + 0.5);  // half a round trip at most
       CHECK_TRUE(l.max_staircase > 0 && l.max_staircase <= 0.2);
-      // The design's bar is a TLS 1.3 figure: within one round trip of it.
-      if (tls13 && l.design_target > 0) CHECK_TRUE(l.max_ratio < l.design_target + 1.0);
+      // Never below the design's bar: a gate is what we measured, the bar
+      // is printed beside it.
+      if (l.design_target > 0) CHECK_TRUE(l.max_ratio > l.design_target);
     }
   }
 }
@@ -116,6 +117,9 @@ TEST(Burst, EveryGateFailsFourWavesOfEight) {
   for (int i = 0; i < 32; ++i) done.push_back(40.0 * (1 + i / 8));
   const double waves = staircase_score(done, 40.0);
   for (const auto& g : burst_gates()) {
+    // serial-one-session is the exception, said beside its row: its shape is
+    // judged by the fixture's counters.
+    if (g.name == "serial-one-session") continue;
     CHECK_TRUE(waves > gate_limits(g, true).max_staircase);
     CHECK_TRUE(waves > gate_limits(g, false).max_staircase);
   }
@@ -129,13 +133,14 @@ TEST(Burst, TheWarmGateIsNearTheDesignsBarNotFarAboveIt) {
 
 TEST(Burst, ATls12OnlyLibrarysColdGatesAllowItsOneMoreRoundTrip) {
   // TLS 1.2 costs one more round trip per new session (ratio ~1.0 at the
-  // gates' workload); a warm burst opens none, so its gate is the same.
+  // gates' workload), and mbedTLS 2.28's handshake arithmetic more CPU; a
+  // burst that dials no session keeps its gate (within noise).
   for (const auto& g : burst_gates()) {
     const double extra = gate_limits(g, false).max_ratio - gate_limits(g, true).max_ratio;
-    if (g.cold)
-      CHECK_TRUE(extra > 0.7 && extra < 1.5);
+    if (g.dials)
+      CHECK_TRUE(extra > 0.7 && extra < 2.5);
     else
-      CHECK_TRUE(extra > -0.1 && extra < 0.1);
+      CHECK_TRUE(extra > -0.05 && extra < 0.05);
     DOUBLES_EQUAL(gate_limits(g, true).max_staircase, gate_limits(g, false).max_staircase, 1e-9);
   }
 }

@@ -9,6 +9,10 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+// C++ headers come before cmocka.h, which defines a fail() macro that breaks
+// std::basic_ios::fail() (pulled in by <chrono> through the upstream headers).
+#include "upstream/tls_bio.hpp"
+
 extern "C" {
 #include <cmocka.h>
 }
@@ -25,8 +29,6 @@ extern "C" {
 
 #include <cstring>
 #include <string>
-
-#include "upstream/tls_bio.hpp"
 
 using nxdns::upstream::Cause;
 using nxdns::upstream::classify_connect_errno;

@@ -285,7 +285,7 @@ TEST(ConfigErrors, MissingUpstreams) {
 
 TEST(ConfigErrors, UnknownKeys) {
   STRCMP_EQUAL(
-      "test.yaml:4:1: foo: unknown key \"foo\" (allowed here: listen, upstreams, budgets, http, log, "
+      "test.yaml:4:1: foo: unknown key \"foo\" (allowed here: listen, upstreams, budgets, http, cache, log, "
       "access_control, client_limits)",
       error_of(kUp + "foo: 1\n").c_str());
   STRCMP_EQUAL("test.yaml:5:3: budgets.attempt: unknown key \"attempt\" (allowed here: attempt_ms, total_ms)",
@@ -617,7 +617,7 @@ TEST(ConfigErrors, MessagesStayOnOneLine) {
   const std::string msg = error_of(kUp + "\"evil\\nkey\\x01\": 1\n");
   STRCMP_EQUAL(
       "test.yaml:4:1: \"evil\\nkey\\x01\": unknown key \"evil\\nkey\\x01\" (allowed here: listen, upstreams, "
-      "budgets, http, log, access_control, client_limits)",
+      "budgets, http, cache, log, access_control, client_limits)",
       msg.c_str());
   try {
     (void)load_string(kUp + "foo: 1\n", "bad\nname.yaml");

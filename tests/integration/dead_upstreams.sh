@@ -7,6 +7,8 @@
 #   - black holes only: SERVFAIL at the total budget, not later (one
 #     upstream with attempt = total; two upstreams whose second attempt the
 #     total budget cuts short);
+#   - an attempt timeout with total budget left gets one more attempt on
+#     another session of the same upstream;
 #   - a WAN flap: the only upstream sits behind the delay relay, which is
 #     SIGSTOPped for 30 s (established connections go silent; new dials
 #     complete TCP in the kernel's backlog and then stall in the handshake:
@@ -106,6 +108,41 @@ read -r st two_ms < <(timed double.dead.test)
 [ "$two_ms" -ge 1450 ] && [ "$two_ms" -le $((1500 + LATE)) ] || fail "two black holes: SERVFAIL after $two_ms ms, total budget 1500 ms"
 stop_daemon
 pass "black holes only: SERVFAIL in $one_ms ms (one upstream, budget 1500 ms) and $two_ms ms (two upstreams, attempt 1400 ms, the total 1500 ms cuts the second)"
+
+# ---- 2b. the one more attempt after an attempt timeout (issue 13, item 3) ------------
+# The only upstream swallows every query after the first on a connection: the
+# warm-up query is answered on connection 1, the next one is swallowed there.
+# Its attempt budget (200 ms, shorter than the 250 ms before a silent
+# exchange earns its re-send on another session, issue 15) runs out with the
+# total budget mostly left: the daemon gives the attempt up (closing that
+# session) and tries once more on another session, whose first query is
+# answered. Before: SERVFAIL at 200 ms.
+start_fixture once_more "$WORK/pki" --black-hole-after 1
+ATT=$((200 * T))
+pair_config "$WORK/again.yaml" "$ATT" $((3000 * T)) "$FIX_PORT_once_more"
+start_daemon "$WORK/again.yaml" "$ADDR" "$PORT"
+read -r st _ < <(timed warm.again.dead.test)
+[ "$st" = NOERROR ] || fail "one more attempt: the warm-up query got $st"
+read -r st again_ms < <(timed swallowed.again.dead.test)
+[ "$st" = NOERROR ] || fail "one more attempt: got $st after $again_ms ms, want NOERROR from a second attempt on another session"
+[ "$again_ms" -ge $((ATT - 50)) ] && [ "$again_ms" -le $((ATT + LATE)) ] ||
+  fail "one more attempt: answered after $again_ms ms, want the $ATT ms attempt budget plus an answer"
+[ "$(stat "$WORK/once_more.stats" closes_by_client)" -ge 1 ] || fail "one more attempt: the session that swallowed the query was not closed"
+stop_daemon
+pass "attempt timeout with budget left: NOERROR after $again_ms ms from the second attempt on another session ($(stat "$WORK/once_more.stats" accepts) connections)"
+# At most one more: a black hole (case 2's) ends at two attempts, 2000 ms,
+# with 1000 ms of the total unused, not at three.
+q0=$(stat "$WORK/hole2.stats" queries)
+pair_config "$WORK/again2.yaml" 1000 3000 "$FIX_PORT_hole2"
+start_daemon "$WORK/again2.yaml" "$ADDR" "$PORT"
+read -r st twice_ms < <(timed twice.again.dead.test)
+[ "$st" = SERVFAIL ] || fail "one more attempt, black hole: got $st"
+[ "$twice_ms" -ge 1950 ] && [ "$twice_ms" -le $((2000 + LATE)) ] ||
+  fail "one more attempt, black hole: SERVFAIL after $twice_ms ms, want two 1000 ms attempts"
+for _ in $(seq 1 20); do [ $(( $(stat "$WORK/hole2.stats" queries) - q0 )) -ge 2 ] && break; sleep 0.05; done
+[ $(( $(stat "$WORK/hole2.stats" queries) - q0 )) = 2 ] || fail "one more attempt, black hole: $(( $(stat "$WORK/hole2.stats" queries) - q0 )) queries reached the fixture, want 2"
+stop_daemon
+pass "attempt timeout on a black hole: SERVFAIL after $twice_ms ms, exactly two attempts (attempt 1000 ms, total 3000 ms)"
 
 # ---- 3. WAN flap: the only upstream silent for 30 s ----------------------------------
 start_fixture flap "$WORK/pki"

@@ -8,7 +8,13 @@
 #     and HTTP/2 in front of the fixture, 40 ms round trip from the delay
 #     relay) passes `nxdns burst --max-ratio 1.5 --max-stair 0.2`;
 #  3. the same burst over HTTP/1.1 (no multiplexing: at most 8
-#     connections), reported for comparison, required free of SERVFAILs.
+#     connections), reported for comparison, required free of SERVFAILs;
+#  4. no hidden queue (issue 13 item 6): over HTTP/1.1 /metrics shows
+#     capacity 8 and the burst's waiting in the upstream's queue counters,
+#     and the fixture saw at most 8 connections for two bursts;
+#  5. the one safe retry (issue 13 item 7): an HTTP/2 connection the server
+#     closed while idle (nxdns-delay-relay --close-when-idle-ms) costs the
+#     next query nothing: NOERROR, reuse_recoveries 1, upstream healthy.
 # Needs nghttpx (Debian package nghttp2-proxy). Under emulation
 # (NXDNS_EMULATED=1) timing limits are relaxed, in a sanitizer build the
 # burst ratio limit is; the output says so.
@@ -209,3 +215,89 @@ sleep 0.2
 conns=$(stat "$WORK/h1fx.stats" connections)
 [ "$conns" -le 8 ] || fail "HTTP/1.1 upstream got $conns connections (cap 8)"
 pass "30-name burst through DoH over HTTP/1.1 (40 ms RTT): no SERVFAIL, $conns connection(s)"
+
+# ------------------------------------------------- 4. no hidden queue on DoH
+# doh_http_config FILE ADDR UPSTREAM_PORT: one DoH upstream, /metrics on ADDR:8053.
+doh_http_config() {
+  cat >"$1" <<YAML
+listen:
+  - "$2:$PORT"
+upstreams:
+  - url: "https://doh.test:$3/dns-query"
+    address: "127.0.0.1"
+    ca_file: "$WORK/doh-pki/ca.pem"
+budgets:
+  attempt_ms: 2000
+  total_ms: 5000
+http:
+  listen: "$2:8053"
+YAML
+}
+scrape() { curl -s --max-time 5 "http://$1:8053/metrics"; }
+# metric TEXT PREFIX: the value of the first sample line starting with PREFIX.
+metric() { awk -v p="$2" 'index($0, p) == 1 { print $NF; exit }' <<<"$1"; }
+
+start_doh h1q 127.0.0.1:0 --response-delay-ms 200
+A4=$(pick_loopback)
+doh_http_config "$WORK/h1q.yaml" "$A4" "$DOH_PORT"
+start_daemon "$WORK/h1q.yaml" "$A4" "$PORT"
+for round in 1 2; do
+  nx burst --server "$A4:$PORT" --names 30 --zone "h1q$round.test" >"$WORK/h1q$round.out" 2>&1 ||
+    { cat "$WORK/h1q$round.out"; fail "HTTP/1.1 queue burst $round failed"; }
+done
+m=$(scrape "$A4")
+cap=$(metric "$m" 'nxdns_upstream_capacity{')
+queued=$(metric "$m" 'nxdns_upstream_queued_total{')
+depth=$(metric "$m" 'nxdns_upstream_queue_depth{')
+sleep 0.2
+conns=$(stat "$WORK/h1q.stats" connections)
+[ "$cap" = 8 ] || fail "HTTP/1.1 upstream capacity on /metrics: '$cap' (want 8: 8 connections x 1)"
+# 2 bursts x (30 - 8) waiters at least: the waiting is in the pool's FIFO.
+[ "${queued:-0}" -ge 44 ] || fail "HTTP/1.1 bursts queued only '${queued}' callers in the pool (want >= 44): a hidden queue"
+[ "$depth" = 0 ] || fail "queue depth after the bursts: $depth"
+[ "$conns" -le 8 ] || fail "HTTP/1.1 upstream got $conns connections for two bursts (slots: 8)"
+stop_daemon
+pass "DoH over HTTP/1.1: capacity 8 on /metrics, $queued callers waited visibly in the pool's queue over two 30-name bursts, $conns connection(s)"
+
+# ----------------------------------------------- 5. idle-closed HTTP/2 connection
+start_doh idlefx 127.0.0.1:0 --plain
+up=0
+for attempt in 1 2 3; do
+  IDLE_NGX_PORT=$((20000 + RANDOM % 30000))
+  "$NGHTTPX" --conf=/dev/null --single-process --workers=1 --no-ocsp \
+    "--frontend=127.0.0.1,$IDLE_NGX_PORT" "--backend=127.0.0.1,$DOH_PORT" "--errorlog-file=$WORK/nghttpx-idle.log" \
+    "$WORK/doh-pki/server.key" "$WORK/doh-pki/server.pem" >"$WORK/nghttpx-idle.out" 2>&1 &
+  IDLE_NGX_PID=$!
+  PIDS+=("$IDLE_NGX_PID")
+  for _ in $(seq 1 60); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$IDLE_NGX_PORT") 2>/dev/null; then up=1; break; fi
+    kill -0 "$IDLE_NGX_PID" 2>/dev/null || break
+    sleep 0.05
+  done
+  [ "$up" = 1 ] && break
+  kill "$IDLE_NGX_PID" 2>/dev/null || true
+done
+[ "$up" = 1 ] || fail "nghttpx (idle case) did not start"
+rm -f "$WORK/idlerelay.port"
+fx_exec nxdns-delay-relay --listen 127.0.0.1:0 --to "127.0.0.1:$IDLE_NGX_PORT" --rtt-ms 0 \
+  --close-when-idle-ms 500 --port-file "$WORK/idlerelay.port" >"$WORK/idlerelay.log" 2>&1 &
+PIDS+=("$!")
+wait_file "$WORK/idlerelay.port" || fail "idle-closing relay did not start"
+A5=$(pick_loopback)
+doh_http_config "$WORK/idle.yaml" "$A5" "$(cat "$WORK/idlerelay.port")"
+start_daemon "$WORK/idle.yaml" "$A5" "$PORT"
+read -r st ms < <(query_ms "$A5" "$PORT" "before-idle.test")
+[ "$st" = NOERROR ] || fail "first query over DoH/HTTP/2: $st"
+sleep 1
+read -r st ms < <(query_ms "$A5" "$PORT" "after-idle.test")
+m=$(scrape "$A5")
+rec=$(metric "$m" 'nxdns_upstream_reuse_recoveries_total{')
+redials=$(metric "$m" 'nxdns_upstream_redials_total{')
+failed=$(grep '^nxdns_upstream_attempts_total{' <<<"$m" | grep -v 'outcome="ok"' | awk '{ s += $NF } END { print s + 0 }')
+okays=$(grep '^nxdns_upstream_attempts_total{' <<<"$m" | grep 'outcome="ok"' | awk '{ print $NF }')
+[ "$st" = NOERROR ] || fail "query after the server closed the idle HTTP/2 connection: $st (redials $redials)"
+[ "$rec" = 1 ] && [ "$redials" = 1 ] || fail "idle close: redials '$redials', reuse_recoveries '$rec' (want 1 and 1)"
+[ "$failed" = 0 ] && [ "$okays" = 2 ] || fail "idle close counted as a failed attempt: $failed failed, $okays ok"
+grep -q 'nxdns_upstream_health{.*state="healthy"} 1' <<<"$m" || fail "upstream not healthy after the idle close"
+stop_daemon
+pass "HTTP/2 connection closed while idle: next query NOERROR in $ms ms by the one redial (redials 1, reuse_recoveries 1), upstream healthy"

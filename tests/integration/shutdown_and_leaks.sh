@@ -187,6 +187,10 @@ pass "fds: baseline $fd_base; 10,000 queries in $((t1 - t0)) ms, all NOERROR, ov
 # ---- 3. RSS: 1,000 vs 100,000 queries -------------------------------------------------------
 start_fixture steady "$WORK/pki" --close-after-answers 1000 --idle-close-ms 500
 ATTEMPT_MS=2000 TOTAL_MS=5000 dot_config "$WORK/steady.yaml" "$ADDR" "$PORT" "$FIX_PORT_steady" "$WORK/pki"
+# The answer cache at its smallest bound: full within the first 1,000 unique
+# names, so the 99,000 after them run its eviction in steady state and any
+# growth beyond the bound is a leak (a 16 MiB default would grow legitimately).
+printf 'cache:\n  max_bytes: 65536\n' >>"$WORK/steady.yaml"
 start_daemon "$WORK/steady.yaml" "$ADDR" "$PORT"
 rss_start=$(rss_kib)
 drive 0 1000 30 >"$WORK/drive.out" || fail "rss: the query driver failed"

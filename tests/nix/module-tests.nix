@@ -15,6 +15,9 @@ let
   evalWith =
     pkgs: modules:
     (lib.evalModules {
+      # As NixOS passes it; hardware/common.nix imports the SD image module
+      # from it (a stand-in with that module's option types).
+      specialArgs.modulesPath = toString ./stubs/modules;
       modules = [
         ./stubs/nixos.nix
         ../../nixos-module
@@ -662,13 +665,14 @@ in
         nxdnsWants = builtins.elem "nxdns-time-wait.service" nx.wants;
         waitBefore = wait.before;
         timeout = wait.serviceConfig.TimeoutStartSec;
-        bounded = hasInfix "seq 30" wait.script;
+        # 4 default servers x 10 s + 5 s
+        bounded = hasInfix "seq 45" wait.script;
       };
     expected = {
       nxdnsAfter = true;
       nxdnsWants = true;
       waitBefore = [ "time-sync.target" ];
-      timeout = "45s";
+      timeout = "60s";
       bounded = true;
     };
   };
@@ -724,6 +728,223 @@ in
   testClockFloorOffByDefault = {
     expr = (evalClock [ ]).systemd.services ? nxdns-clock-floor;
     expected = false;
+  };
+
+  # The clock must be settable without DNS (cure 3): a name in any list
+  # timesyncd reads brings back the DNS-before-clock loop.
+  testClockRejectsNameInTimeServers = {
+    expr = failsWith ".*networking.timeServers.*pool.ntp.org.*IP address.*" (evalClock [
+      good
+      { networking.timeServers = [ "162.159.200.1" "0.pool.ntp.org" ]; }
+    ]);
+    expected = true;
+  };
+
+  testClockRejectsNameInTimesyncdServers = {
+    expr = failsWith ".*services.timesyncd.servers.*time.example.*" (evalClock [
+      good
+      { services.timesyncd.servers = [ "time.example" ]; }
+    ]);
+    expected = true;
+  };
+
+  testClockRejectsNameInFallbackServers = {
+    expr = failsWith ".*services.timesyncd.fallbackServers.*ntp.example.*" (evalClock [
+      good
+      { services.timesyncd.fallbackServers = [ "ntp.example" ]; }
+    ]);
+    expected = true;
+  };
+
+  # null means systemd's compiled-in fallback list: names.
+  testClockRejectsNullFallbackServers = {
+    expr = failsWith ".*services.timesyncd.fallbackServers.*null.*" (evalClock [
+      good
+      { services.timesyncd.fallbackServers = null; }
+    ]);
+    expected = true;
+  };
+
+  testClockAddressesPassAssertions = {
+    expr = failedAssertions (evalClock [
+      good
+      {
+        networking.timeServers = [ "192.168.1.1" "2001:db8::123" ];
+        services.timesyncd.servers = [ "192.168.1.1" ];
+      }
+    ]);
+    expected = [ ];
+  };
+
+  # timesyncd gives each server 10 s before the next (TIMEOUT_USEC in
+  # timesyncd-manager.c) and sends nothing until the network is online: the
+  # wait covers one pass over the list and starts at network-online.
+  testClockWaitCoversOnePassOverTheServers = {
+    expr =
+      let
+        c = evalClock [
+          good
+          { nxdns.pi.timeServers = [ "192.0.2.1" "192.0.2.2" ]; }
+        ];
+        wait = c.systemd.services.nxdns-time-wait;
+      in
+      {
+        inherit (c.nxdns.pi) clockWaitSec;
+        afterOnline = builtins.elem "network-online.target" wait.after;
+        wantsOnline = builtins.elem "network-online.target" wait.wants;
+      };
+    expected = {
+      clockWaitSec = 25;
+      afterOnline = true;
+      wantsOnline = true;
+    };
+  };
+
+  testClockWarnsWhenWaitShorterThanOnePass = {
+    expr = builtins.any (w: hasInfix "shorter than one pass" w) (evalClock [
+      good
+      { nxdns.pi.clockWaitSec = 15; }
+    ]).warnings;
+    expected = true;
+  };
+
+  # ---- the Pi profiles, evaluated (hardware/common.nix, pi3.nix, pi4.nix) --
+
+  testPi4ProfileEvaluates = {
+    expr =
+      let
+        c = eval [
+          ../../hardware/pi4.nix
+          ../../hardware/appliance.nix
+        ];
+      in
+      {
+        failed = failedAssertions c;
+        inherit (c.networking) hostName;
+        baseName = c.image.baseName;
+        zfs = c.boot.supportedFilesystems.zfs;
+        tmpfs = c.boot.tmp.useTmpfs;
+        root = c.fileSystems."/".options;
+        watchdog = c.systemd.settings.Manager.RuntimeWatchdogSec;
+        ssh = c.services.openssh.settings.PermitRootLogin;
+        clockWait = c.systemd.services ? nxdns-time-wait;
+      };
+    expected = {
+      failed = [ ];
+      hostName = "nxdns-pi";
+      baseName = "nxdns-pi";
+      zfs = false;
+      tmpfs = true;
+      root = [ "noatime" ];
+      watchdog = "20s";
+      ssh = "prohibit-password";
+      clockWait = true;
+    };
+  };
+
+  testPi3ProfileEvaluates = {
+    expr =
+      let
+        c = eval [
+          ../../hardware/pi3.nix
+          ../../hardware/appliance.nix
+        ];
+      in
+      {
+        failed = failedAssertions c;
+        inherit (c.networking) hostName;
+        zram = c.zramSwap.enable;
+        percent = c.zramSwap.memoryPercent;
+      };
+    expected = {
+      failed = [ ];
+      hostName = "nxdns-pi3";
+      zram = true;
+      percent = 50;
+    };
+  };
+
+  testProfileRejectsBadHostName = {
+    expr = throws (eval [
+      ../../hardware/pi4.nix
+      { networking.hostName = "nxdns pi"; }
+    ]).networking.hostName;
+    expected = true;
+  };
+
+  # ---- NixOS-strict unit checks -------------------------------------------
+
+  testUnitRejectsUnknownServiceType = {
+    expr = throws (serviceConfig [
+      good
+      { systemd.services.nxdns.serviceConfig.Type = lib.mkForce "notfiy"; }
+    ]);
+    expected = true;
+  };
+
+  testUnitRejectsUnknownProtectSystem = {
+    expr = throws (serviceConfig [
+      good
+      { systemd.services.nxdns.serviceConfig.ProtectSystem = lib.mkForce "stric"; }
+    ]);
+    expected = true;
+  };
+
+  testUnitRejectsBadUnitName = {
+    expr = throws (unit [
+      good
+      { systemd.services.nxdns.after = [ "network-online" ]; }
+    ]).after;
+    expected = true;
+  };
+
+  # Scalars merge as NixOS's unitOption: two different values at the same
+  # priority are a conflict, not a silent pick.
+  testUnitScalarConflict = {
+    expr = throws (serviceConfig [
+      good
+      { systemd.services.nxdns.serviceConfig.RestartSec = "1s"; }
+    ]).RestartSec;
+    expected = true;
+  };
+
+  # ---- networkd ------------------------------------------------------------
+
+  # networkd sets services.resolved.enable = mkDefault true; the module's
+  # own default must not meet it at the same priority ("conflicting
+  # definition values"): nxdns as the system resolver wins, resolved is off.
+  testSystemResolverWithNetworkd = {
+    expr =
+      let
+        c = eval [
+          good
+          {
+            services.nxdns.useAsSystemResolver = true;
+            networking.useNetworkd = true;
+          }
+        ];
+      in
+      {
+        resolved = c.services.resolved.enable;
+        failed = failedAssertions c;
+      };
+    expected = {
+      resolved = false;
+      failed = [ ];
+    };
+  };
+
+  # ... and resolved enabled by hand still meets the module's assertion.
+  testSystemResolverWithNetworkdAndResolved = {
+    expr = failsWith ".*systemd-resolved is enabled.*" (eval [
+      good
+      {
+        services.nxdns.useAsSystemResolver = true;
+        networking.useNetworkd = true;
+        services.resolved.enable = true;
+      }
+    ]);
+    expected = true;
   };
 
   # ---- hardware/appliance.nix (the shipped Pi configuration) ---------------

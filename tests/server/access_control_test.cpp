@@ -30,10 +30,6 @@ Access decide(const AccessControl& acl, const char* ip) {
   return acl.decide(v6 ? AF_INET6 : AF_INET, addr);
 }
 
-// The defaults are a function-local static: build them before main, or the
-// leak detector blames whichever test touches them first.
-[[maybe_unused]] const bool kDefaultsBuilt = !nxdns::server::default_access_rules().empty();
-
 const char* name(Access a) { return a == Access::allow ? "allow" : "refuse"; }
 
 }  // namespace

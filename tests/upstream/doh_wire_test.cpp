@@ -2,6 +2,8 @@
 // response header checks and the libcurl error mapping.
 #include "upstream/doh_wire.hpp"
 
+#include "upstream/retry_decision.hpp"
+
 #include <string>
 #include <vector>
 
@@ -103,12 +105,72 @@ TEST(DohWire, CurlErrorsMapOntoCauses) {
       {CURLE_WEIRD_SERVER_REPLY, true, Cause::bad_response},
       {CURLE_FILESIZE_EXCEEDED, true, Cause::response_too_large},
       {CURLE_OUT_OF_MEMORY, true, Cause::local_resource},
+      {CURLE_NO_CONNECTION_AVAILABLE, false, Cause::local_resource},
+      {CURLE_SEND_FAIL_REWIND, true, Cause::local_resource},
+      {CURLE_ABORTED_BY_CALLBACK, true, Cause::cancelled},
+      // Unclassified codes are final, never a lifecycle cause (no retry).
+      {CURLE_RANGE_ERROR, true, Cause::bad_response},
+      {CURLE_LOGIN_DENIED, true, Cause::bad_response},
   };
   for (const auto& r : rows) {
     const Cause got = upstream::cause_of_curl_error(r.rc, r.connected);
     if (got != r.want) {
       FAIL(("CURLcode " + std::to_string(static_cast<int>(r.rc)) + ": got " + upstream::describe(got) + ", want " +
             upstream::describe(r.want))
+               .c_str());
+    }
+  }
+}
+
+// Issue 13 item 7: the DoT redial rule applied to curl's results. Only a
+// code saying the connection ended under the transfer (EOF, reset, broken
+// pipe, HTTP/2 framing or stream failure) on a reused connection before any
+// response byte earns the one retry; a response byte, a fresh connection or
+// any other code is final.
+TEST(DohWire, CurlErrorsEarnTheOneRetryOnlyAsConnectionLifecycle) {
+  using upstream::RetryDecision;
+  struct Row {
+    CURLcode rc;
+    bool reused;
+    bool response_bytes;
+    RetryDecision want;
+  };
+  constexpr auto retry = RetryDecision::retry;
+  constexpr auto final = RetryDecision::final;
+  const std::vector<Row> rows = {
+      // The field case: a pooled HTTP/2 connection the server closed while idle.
+      {CURLE_HTTP2_STREAM, true, false, retry},
+      {CURLE_HTTP2, true, false, retry},
+      {CURLE_GOT_NOTHING, true, false, retry},
+      {CURLE_RECV_ERROR, true, false, retry},
+      {CURLE_SEND_ERROR, true, false, retry},
+      {CURLE_PARTIAL_FILE, true, false, retry},
+      // Response bytes had arrived: the query was processed; resending is a second query.
+      {CURLE_HTTP2_STREAM, true, true, final},
+      {CURLE_PARTIAL_FILE, true, true, final},
+      {CURLE_RECV_ERROR, true, true, final},
+      // A connection dialed for this exchange: the failure says something about the upstream.
+      {CURLE_HTTP2_STREAM, false, false, final},
+      {CURLE_GOT_NOTHING, false, false, final},
+      {CURLE_SEND_ERROR, false, false, final},
+      // Not lifecycle: never cured by redialing.
+      {CURLE_OPERATION_TIMEDOUT, true, false, final},
+      {CURLE_PEER_FAILED_VERIFICATION, true, false, final},
+      {CURLE_SSL_CONNECT_ERROR, true, false, final},
+      {CURLE_COULDNT_CONNECT, true, false, final},
+      {CURLE_WEIRD_SERVER_REPLY, true, false, final},
+      {CURLE_FILESIZE_EXCEEDED, true, false, final},
+      {CURLE_OUT_OF_MEMORY, true, false, final},
+      {CURLE_ABORTED_BY_CALLBACK, true, false, final},
+      {CURLE_RANGE_ERROR, true, false, final},
+  };
+  for (const auto& r : rows) {
+    const Cause c = upstream::cause_of_curl_error(r.rc, true);
+    const RetryDecision got = upstream::retry_decision(r.reused, r.response_bytes, c);
+    if (got != r.want) {
+      FAIL(("CURLcode " + std::to_string(static_cast<int>(r.rc)) + (r.reused ? " reused" : " fresh") +
+            (r.response_bytes ? " after response bytes" : " before any response byte") + ": got " +
+            upstream::describe(got) + ", want " + upstream::describe(r.want))
                .c_str());
     }
   }

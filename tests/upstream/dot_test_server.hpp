@@ -191,6 +191,9 @@ struct DotTestBehaviour {
   bool wrong_question = false;  // answer a different name
   std::optional<std::uint16_t> keepalive;  // edns-tcp-keepalive TIMEOUT in answers
   std::size_t response_padding = 0;        // RFC 7830 padding octets in answers
+  // Of the queries decrypted from one read, answer only the first; swallow
+  // the rest (dnsdist 1.7's TLS frontend: one answer per coalesced write).
+  bool answer_first_of_batch = false;
 };
 
 class DotTestServer {
@@ -271,6 +274,7 @@ class DotTestServer {
   std::size_t accepts() const { return accepts_; }
   std::size_t queries() const { return queries_.size(); }
   std::size_t answers() const { return answers_; }
+  std::size_t swallowed() const { return swallowed_; }
   const std::vector<Query>& received() const { return queries_; }
   std::size_t open_connections() const {
     return static_cast<std::size_t>(std::count_if(conns_.begin(), conns_.end(), [](const auto& c) { return c->open; }));
@@ -409,11 +413,18 @@ class DotTestServer {
   }
 
   bool take_queries(Conn& c) {
+    std::size_t in_batch = 0;
     while (c.in.size() >= 2) {
       const std::size_t len = (static_cast<std::size_t>(c.in[0]) << 8) | c.in[1];
       if (c.in.size() < 2 + len) break;
       dns::Bytes q(c.in.begin() + 2, c.in.begin() + 2 + static_cast<std::ptrdiff_t>(len));
       c.in.erase(c.in.begin(), c.in.begin() + 2 + static_cast<std::ptrdiff_t>(len));
+      if (behaviour_.answer_first_of_batch && in_batch++ > 0) {
+        ++c.queries;
+        queries_.push_back(Query{c.index, q});
+        ++swallowed_;
+        continue;
+      }
       if (!on_query(c, std::move(q))) return false;
     }
     return true;
@@ -544,6 +555,7 @@ class DotTestServer {
   std::vector<Query> queries_;
   std::size_t accepts_ = 0;
   std::size_t answers_ = 0;
+  std::size_t swallowed_ = 0;
   std::size_t closed_by_client_ = 0;
   std::size_t close_notify_from_client_ = 0;
 };

@@ -288,6 +288,112 @@ TEST(DotTransport, WarmBurstStaysOnOpenSessions) {
   LONGS_EQUAL(n, dot->stats().exchanges_reused);
 }
 
+TEST(DotTransport, BurstAfterOneQueryPipelinesOnTheOpenSession) {
+  // Issue 15 item 1: the household's usual state (one session kept open by a
+  // trickle of queries). The burst rides that session in one round trip;
+  // sessions dialled meanwhile are headroom and carry nothing.
+  start_server();
+  make_transport();
+  exchange_ok(1, "first.example");
+  constexpr int n = 30;
+  Outcome out[n];
+  for (int i = 0; i < n; ++i) start(out[i], static_cast<std::uint16_t>(i), log::cat("one", i, ".example"));
+  run_until([&] {
+    for (const auto& x : out)
+      if (x.calls == 0) return false;
+    return true;
+  });
+  for (const auto& x : out) CHECK_TRUE(x.result.ok());
+  LONGS_EQUAL(n + 1, server->queries_on(0));
+  LONGS_EQUAL(n + 1, server->queries());
+  LONGS_EQUAL(n, dot->stats().exchanges_reused);
+  LONGS_EQUAL(0, dot->resent());
+  // Without a verdict the headroom is what a spread would need.
+  CHECK_TRUE(server->accepts() <= 1 + (n + upstream::dot_spread_depth - 1) / upstream::dot_spread_depth);
+  // Thirty answers that came back together: the upstream pipelines.
+  STRCMP_EQUAL("pipelining", describe(dot->verdict()));
+  STRCMP_EQUAL("pipelining", describe(dot->stats().pipelining));
+}
+
+TEST(DotTransport, ExchangesNeverWrittenOnAFailedDialArePlacedAgain) {
+  // Issue 13 item 4: exchanges queued on a fresh session whose dial fails
+  // were never seen by the server; with another session of the upstream up
+  // they are placed there, not failed (and not charged to its health).
+  start_server();
+  auto o = options(server->port());
+  o.dial_timeout = std::chrono::milliseconds(300);
+  make_transport(o);
+  exchange_ok(1, "first.example");
+  server->behaviour().black_hole = true;  // every later connection: TCP only, never TLS
+  // More than one session's pipeline depth: the rest queue on sessions still
+  // dialling, which all time out.
+  constexpr int n = static_cast<int>(upstream::dot_pipeline_depth) + 8;
+  Outcome out[n];
+  for (int i = 0; i < n; ++i) start(out[i], static_cast<std::uint16_t>(i), log::cat("later", i, ".example"));
+  run_until([&] {
+    for (const auto& x : out)
+      if (x.calls == 0) return false;
+    return true;
+  });
+  for (int i = 0; i < n; ++i) {
+    if (!out[i].result.ok()) {
+      FAIL(log::cat("exchange ", i, ": ", describe(out[i].result.cause), ": ", out[i].result.detail).c_str());
+    }
+  }
+  CHECK_TRUE(server->accepts() > 1);  // the failed dials happened
+  CHECK_TRUE(dot->requeued() >= 8);
+  LONGS_EQUAL(n + 1, server->queries_on(0));
+}
+
+TEST(DotTransport, ExchangesNeverWrittenOnAFailedDialFailWhenNothingElseIsUp) {
+  // The bound of the rule above: with no session up, a failed dial is the
+  // upstream's answer, at once (no loop of dials until the budget).
+  test::DotTestServer::Behaviour b;
+  b.black_hole = true;
+  start_server(b);
+  auto o = options(server->port());
+  o.dial_timeout = std::chrono::milliseconds(200);
+  make_transport(o);
+  Outcome out[3];
+  for (int i = 0; i < 3; ++i) start(out[i], 1, log::cat("hole", i, ".example"));
+  run_until([&] { return out[0].calls + out[1].calls + out[2].calls == 3; });
+  for (const auto& x : out) LONGS_EQUAL(static_cast<int>(Cause::handshake_failed), static_cast<int>(x.result.cause));
+  LONGS_EQUAL(1, server->accepts());
+  LONGS_EQUAL(0, dot->requeued());
+}
+
+TEST(DotTransport, PartialAnswersAreResentOnceLongBeforeTheBudget) {
+  // Issue 15 item 2b: a frontend answering one query per coalesced write.
+  // The exchanges it swallowed are re-sent once on fresh sessions, one
+  // query on the wire per session, and all are answered.
+  test::DotTestServer::Behaviour b;
+  b.answer_first_of_batch = true;
+  start_server(b);
+  make_transport();
+  exchange_ok(1, "first.example");
+  constexpr int n = 12;
+  Outcome out[n];
+  for (int i = 0; i < n; ++i) start(out[i], static_cast<std::uint16_t>(i), log::cat("part", i, ".example"));
+  // Well inside a 2 s attempt budget (the stall deadline is ~100 ms here).
+  run_until(
+      [&] {
+        for (const auto& x : out)
+          if (x.calls == 0) return false;
+        return true;
+      },
+      1500, "every answer");
+  for (int i = 0; i < n; ++i) {
+    if (!out[i].result.ok()) {
+      FAIL(log::cat("exchange ", i, ": ", describe(out[i].result.cause), ": ", out[i].result.detail).c_str());
+    }
+    CHECK_TRUE(answers_name(out[i].result.response, log::cat("part", i, ".example")));
+  }
+  CHECK_TRUE(server->swallowed() >= 1);
+  CHECK_TRUE(dot->resent() >= 1);
+  CHECK_TRUE(dot->resent() <= static_cast<std::uint64_t>(n));  // never more than one duplicate each
+  STRCMP_EQUAL("serial", describe(dot->verdict()));
+}
+
 TEST(DotTransport, ServerCloseOnReusedSessionIsRecoveredByExactlyOneRedial) {
   test::DotTestServer::Behaviour b;
   b.close_on_query_after = 1;  // each connection answers one query, then drops the next

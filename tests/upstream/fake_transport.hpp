@@ -34,6 +34,15 @@ class FakeTransport final : public upstream::Transport {
     return s;
   }
   const char* kind() const override { return "dot"; }
+  std::size_t capacity() const override { return capacity_now; }
+
+  // Changes the capacity the pool reads; growth is announced as a real
+  // transport would (from the loop, never inside start()).
+  void set_capacity(std::size_t n) {
+    const bool grew = n > capacity_now;
+    capacity_now = n;
+    if (grew) capacity_grew();
+  }
 
   // Completes the oldest live exchange (or a given one) with an answer that
   // echoes the query, or with a failure.
@@ -80,6 +89,7 @@ class FakeTransport final : public upstream::Transport {
 
   std::uint32_t open_sessions = 0;
   std::uint64_t reuse_recoveries = 0;
+  std::size_t capacity_now = upstream::max_in_flight_per_entry;
 
  private:
   bool finish_oldest(upstream::Cause c) {

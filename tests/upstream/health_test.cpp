@@ -16,7 +16,7 @@ TEST(Health, OneFailureIsFailingNotBackoff) {
   CHECK(h.state(s.now()) == HealthState::failing);
 }
 
-TEST(Health, BackoffDoublesUpToTheCap) {
+TEST(Health, EachFailedProbeDoublesTheWaitUpToTheCap) {
   test::FakeScheduler s;
   upstream::HealthPolicy p;
   p.failure_threshold = 2;
@@ -26,18 +26,66 @@ TEST(Health, BackoffDoublesUpToTheCap) {
   h.record_failure(s.now());
   h.record_failure(s.now());
   CHECK(h.state(s.now()) == HealthState::backoff);
+  CHECK_FALSE(h.admits(s.now()));
   CHECK(h.backoff_until() - s.now() == 1s);
-  s.advance(1s);
-  CHECK(h.state(s.now()) == HealthState::failing);  // backoff over: probe allowed
-  h.record_failure(s.now());
-  CHECK(h.backoff_until() - s.now() == 2s);
-  s.advance(2s);
-  h.record_failure(s.now());
-  CHECK(h.backoff_until() - s.now() == 4s);
-  s.advance(4s);
-  h.record_failure(s.now());
-  CHECK(h.backoff_until() - s.now() == 4s);  // capped
+  for (auto want : {2s, 4s, 4s}) {  // the last one capped
+    s.advance(h.backoff_until() - s.now());
+    CHECK(h.state(s.now()) == HealthState::probing);  // backoff over: one probe allowed
+    CHECK_TRUE(h.admits(s.now()));
+    const auto probe = h.exchange_started(s.now());
+    CHECK_TRUE(probe != 0);
+    h.record_failure(s.now(), probe);
+    CHECK(h.backoff_until() - s.now() == want);
+  }
   CHECK_EQUAL(4u, h.backoffs_total());
+}
+
+TEST(Health, FailuresThatAreNotTheProbeNeverEscalate) {
+  test::FakeScheduler s;
+  upstream::Health h;
+  // A burst of 30 exchanges failing together: one step.
+  for (int i = 0; i < 30; ++i) h.record_failure(s.now());
+  CHECK_EQUAL(1u, h.backoffs_total());
+  CHECK(h.backoff_until() - s.now() == 1s);
+  // Exchanges started during the backoff (last resorts) fail after it ended.
+  const auto during = h.exchange_started(s.now());
+  CHECK_EQUAL(0u, during);
+  s.advance(1s);
+  h.record_failure(s.now(), during);
+  h.record_failure(s.now());
+  CHECK_EQUAL(1u, h.backoffs_total());
+  CHECK(h.state(s.now()) == HealthState::probing);
+}
+
+TEST(Health, ExactlyOneProbeAtATime) {
+  test::FakeScheduler s;
+  upstream::Health h;
+  h.record_failure(s.now());
+  h.record_failure(s.now());
+  s.advance(1s);
+  const auto probe = h.exchange_started(s.now());
+  CHECK_TRUE(probe != 0);
+  CHECK_FALSE(h.admits(s.now()));  // the rest fail over
+  CHECK_EQUAL(0u, h.exchange_started(s.now()));  // a last resort is not a second probe
+  CHECK(h.state(s.now()) == HealthState::probing);
+  // A probe without a verdict (cancelled) frees the probe.
+  h.exchange_abandoned(probe);
+  CHECK_TRUE(h.admits(s.now()));
+  h.exchange_abandoned(probe);  // stale: harmless
+  const auto second = h.exchange_started(s.now());
+  CHECK_TRUE(second != 0 && second != probe);
+  h.record_failure(s.now(), probe);  // a stale token does not escalate
+  CHECK_EQUAL(1u, h.backoffs_total());
+  h.record_success();
+  CHECK(h.state(s.now()) == HealthState::healthy);
+  CHECK_TRUE(h.admits(s.now()));
+}
+
+TEST(Health, StatesHaveStableNames) {
+  STRCMP_EQUAL("healthy", upstream::describe(HealthState::healthy));
+  STRCMP_EQUAL("failing", upstream::describe(HealthState::failing));
+  STRCMP_EQUAL("backoff", upstream::describe(HealthState::backoff));
+  STRCMP_EQUAL("probing", upstream::describe(HealthState::probing));
 }
 
 TEST(Health, SuccessRecoversCompletely) {

@@ -38,6 +38,14 @@ struct Harness {
     dns::Bytes q{0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1};
     return pool->submit(std::move(q), [this, slot](upstream::PoolOutcome&& o) { outcomes[slot] = std::move(o); });
   }
+  // As the engine submits: with the deadline of the caller's total budget.
+  upstream::Pool::Ticket submit_within(loop::Duration total) {
+    const std::size_t slot = outcomes.size();
+    outcomes.emplace_back();
+    dns::Bytes q{0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1};
+    return pool->submit(std::move(q), sched.now() + total,
+                        [this, slot](upstream::PoolOutcome&& o) { outcomes[slot] = std::move(o); });
+  }
   upstream::EntrySnapshot snap(std::size_t config_index) {
     for (auto& s : pool->snapshot())
       if (s.index == config_index) return s;
@@ -321,4 +329,327 @@ TEST(Pool, DestroyingThePoolAbandonsInFlightExchanges) {
   h.pool.reset();  // must not crash nor call back; fakes die with the pool
   h.sched.run_ready();
   CHECK_EQUAL(0u, h.delivered());
+}
+
+// ---- error answers (issue 13, item 3) ------------------------------------------
+
+namespace {
+
+// An answer to the query with header RCODE `rcode` and QR set.
+auto with_rcode(std::uint8_t rcode) {
+  return [rcode](const dns::Bytes& q) {
+    dns::Bytes r = q;
+    r[2] |= 0x80;
+    r[3] = static_cast<std::uint8_t>((r[3] & 0xF0) | rcode);
+    return r;
+  };
+}
+std::uint8_t rcode_of(const dns::Bytes& r) { return r.size() > 3 ? r[3] & 0x0F : 0xFF; }
+
+constexpr std::uint8_t formerr = 1, servfail = 2, nxdomain = 3, notimp = 4, refused = 5;
+
+}  // namespace
+
+TEST(Pool, EveryErrorRcodeFailsOverToTheNextEntry) {
+  struct Row {
+    std::uint8_t rcode;
+    std::uint32_t health_failures;  // what the answer costs the entry's health
+  };
+  // SERVFAIL is neutral for health (a name's broken DNSSEC is not the
+  // upstream's fault); the others say the upstream will not serve us.
+  for (const Row& row : {Row{servfail, 0}, Row{refused, 1}, Row{notimp, 1}, Row{formerr, 1}, Row{12, 1}}) {
+    Harness h({0, 1});
+    h.submit();
+    CHECK_TRUE(h.fakes[0]->respond_oldest(with_rcode(row.rcode)));
+    CHECK_EQUAL(1u, h.fakes[1]->live());  // the query moved on at once
+    h.fakes[1]->answer_oldest();
+    h.sched.run_ready();
+    const auto& out = *h.outcomes[0];
+    CHECK_TRUE(out.ok);
+    CHECK_FALSE(out.error_answer);
+    CHECK_EQUAL(1u, out.entry_index);
+    CHECK_EQUAL(2u, out.attempts);
+    CHECK_EQUAL(0, rcode_of(out.response));
+    const auto s0 = h.snap(0);
+    CHECK_EQUAL(1u, s0.error_answers[row.rcode]);
+    CHECK_EQUAL(1u, s0.outcomes[static_cast<std::size_t>(Cause::error_answer)]);
+    CHECK_EQUAL(0u, s0.outcomes[static_cast<std::size_t>(Cause::ok)]);
+    CHECK_EQUAL(row.health_failures, s0.consecutive_failures);
+  }
+}
+
+TEST(Pool, NxdomainIsAnAnswerNotAFailover) {
+  Harness h({0, 1});
+  h.submit();
+  h.fakes[0]->respond_oldest(with_rcode(nxdomain));
+  h.sched.run_ready();
+  CHECK_EQUAL(0u, h.fakes[1]->started());
+  CHECK_TRUE(h.outcomes[0]->ok);
+  CHECK_EQUAL(nxdomain, rcode_of(h.outcomes[0]->response));
+  CHECK(h.snap(0).health == upstream::HealthState::healthy);
+}
+
+TEST(Pool, WhenEveryEntryAnswersWithAnErrorTheBestAnswerIsRelayed) {
+  struct Row {
+    std::uint8_t first, second;   // rcodes from the primary, then the secondary
+    std::uint8_t want;            // rcode relayed
+    std::size_t want_entry;
+  };
+  for (const Row& row : {Row{refused, servfail, servfail, 1},  // a statement about the name wins
+                         Row{servfail, refused, servfail, 0},
+                         Row{notimp, refused, refused, 1}, Row{refused, notimp, refused, 0},
+                         Row{formerr, notimp, notimp, 1}, Row{refused, refused, refused, 0},  // tie: priority
+                         Row{12, formerr, formerr, 1}}) {
+    Harness h({0, 1});
+    h.submit();
+    h.fakes[0]->respond_oldest(with_rcode(row.first));
+    h.fakes[1]->respond_oldest(with_rcode(row.second));
+    h.sched.run_ready();
+    const auto& out = *h.outcomes[0];
+    CHECK_TRUE(out.ok);  // an upstream's answer, relayed, not a made-up SERVFAIL
+    CHECK_TRUE(out.error_answer);
+    CHECK_EQUAL(row.want, rcode_of(out.response));
+    CHECK_EQUAL(row.want_entry, out.entry_index);
+    CHECK_EQUAL(2u, out.attempts);
+  }
+}
+
+TEST(Pool, AnErrorAnswerBeatsAFailureElsewhere) {
+  Harness h({0, 1});
+  h.submit();
+  h.fakes[0]->respond_oldest(with_rcode(refused));
+  h.fakes[1]->fail_oldest(Cause::connect_failed);
+  h.sched.run_ready();
+  CHECK_TRUE(h.outcomes[0]->ok);
+  CHECK_TRUE(h.outcomes[0]->error_answer);
+  CHECK_EQUAL(refused, rcode_of(h.outcomes[0]->response));
+  CHECK_EQUAL(0u, h.outcomes[0]->entry_index);
+}
+
+TEST(Pool, AnUpstreamThatRefusesEverythingBacksOffOneThatServfailsDoesNot) {
+  Harness h({0, 1});
+  for (int i = 0; i < 2; ++i) {
+    h.submit();
+    h.fakes[0]->respond_oldest(with_rcode(refused));
+    h.fakes[1]->answer_oldest();
+  }
+  CHECK(h.snap(0).health == upstream::HealthState::backoff);
+  h.submit();
+  CHECK_EQUAL(0u, h.fakes[0]->live());  // the household now asks the secondary first
+  CHECK_EQUAL(1u, h.fakes[1]->live());
+
+  Harness g({0, 1});
+  for (int i = 0; i < 5; ++i) {
+    g.submit();
+    g.fakes[0]->respond_oldest(with_rcode(servfail));
+    g.fakes[1]->answer_oldest();
+  }
+  CHECK(g.snap(0).health == upstream::HealthState::healthy);
+  CHECK_EQUAL(5u, g.snap(0).error_answers[servfail]);
+}
+
+TEST(Pool, ServfailIsNotReportedAsAnAttemptFailureRefusedIs) {
+  std::vector<Cause> seen;
+  upstream::PoolOptions o;
+  o.on_attempt = [&seen](const upstream::AttemptReport& r) { seen.push_back(r.cause); };
+  Harness h({0, 1, 2}, o);
+  h.submit();
+  h.fakes[0]->respond_oldest(with_rcode(servfail));
+  h.fakes[1]->respond_oldest(with_rcode(refused));
+  h.fakes[2]->answer_oldest();
+  CHECK_EQUAL(2u, seen.size());
+  CHECK(seen[0] == Cause::error_answer);
+  CHECK(seen[1] == Cause::ok);
+}
+
+// ---- the one extra attempt after an attempt timeout ------------------------------
+
+TEST(Pool, AttemptTimeoutOnTheLastEntryGetsOneMoreAttemptWithinTheDeadline) {
+  upstream::PoolOptions o;
+  o.attempt_budget = 2s;
+  Harness h({0}, o);
+  h.submit_within(5s);
+  h.sched.advance(2s);
+  h.sched.run_ready();
+  CHECK_FALSE(h.outcomes[0].has_value());  // today: SERVFAIL here, with 3 s unused
+  CHECK_EQUAL(1u, h.fakes[0]->cancelled());  // the stuck exchange (and its session) given up
+  CHECK_EQUAL(1u, h.fakes[0]->live());       // the second attempt
+  CHECK_EQUAL(2u, h.fakes[0]->started());
+  h.sched.advance(500ms);
+  h.fakes[0]->answer_oldest();
+  h.sched.run_ready();
+  CHECK_TRUE(h.outcomes[0]->ok);
+  CHECK_EQUAL(2u, h.outcomes[0]->attempts);
+  CHECK(h.snap(0).health == upstream::HealthState::healthy);
+}
+
+TEST(Pool, TheExtraAttemptIsBoundedByTheDeadlineAndHappensOnce) {
+  upstream::PoolOptions o;
+  o.attempt_budget = 2s;
+  Harness h({0}, o);
+  h.submit_within(3s);
+  h.sched.advance(2s);
+  CHECK_EQUAL(2u, h.fakes[0]->started());
+  h.sched.advance(999ms);
+  CHECK_FALSE(h.outcomes[0].has_value());
+  h.sched.advance(1ms);  // the deadline: min(attempt budget, time left) = 1 s
+  h.sched.run_ready();
+  CHECK_TRUE(h.outcomes[0].has_value());
+  CHECK_FALSE(h.outcomes[0]->ok);
+  CHECK(h.outcomes[0]->cause == Cause::attempt_timeout);
+  CHECK_EQUAL(2u, h.outcomes[0]->attempts);
+  CHECK_EQUAL(2u, h.fakes[0]->cancelled());
+  CHECK_EQUAL(0u, h.fakes[0]->live());
+  // Only the full-budget timeout counts against health: the cut one was the
+  // caller's budget running out.
+  CHECK_EQUAL(1u, h.snap(0).consecutive_failures);
+
+  // With time to spare, still only one extra attempt.
+  Harness g({0}, o);
+  g.submit_within(10s);
+  g.sched.advance(4s);
+  g.sched.run_ready();
+  CHECK_TRUE(g.outcomes[0].has_value());
+  CHECK_FALSE(g.outcomes[0]->ok);
+  CHECK_EQUAL(2u, g.fakes[0]->started());
+}
+
+TEST(Pool, NoExtraAttemptAfterAFailureThatIsNotATimeout) {
+  Harness h({0});
+  h.submit_within(5s);
+  h.fakes[0]->fail_oldest(Cause::tls_protocol);
+  h.sched.run_ready();
+  CHECK_TRUE(h.outcomes[0].has_value());
+  CHECK_EQUAL(1u, h.fakes[0]->started());
+}
+
+TEST(Pool, NoAttemptOutlivesTheDeadline) {
+  upstream::PoolOptions o;
+  o.attempt_budget = 2s;
+  Harness h({0, 1}, o);
+  h.submit_within(1500ms);
+  h.sched.advance(1500ms);
+  h.sched.run_ready();
+  CHECK_TRUE(h.outcomes[0].has_value());
+  CHECK_FALSE(h.outcomes[0]->ok);
+  CHECK_EQUAL(0u, h.fakes[1]->started());  // nothing starts past the deadline
+  CHECK_EQUAL(0u, h.snap(0).consecutive_failures);
+}
+
+// ---- backoff probes, not floods (issue 13, item 5) -------------------------------
+
+namespace {
+
+// 30 queries fail together at entry 0 and are answered by entry 1.
+void fail_a_burst_of_30(Harness& h) {
+  for (int i = 0; i < 30; ++i) h.submit();
+  CHECK_EQUAL(30u, h.fakes[0]->live());
+  for (int i = 0; i < 30; ++i) h.fakes[0]->fail_oldest(Cause::connection_reset);
+  while (h.fakes[1]->answer_oldest()) {
+  }
+  h.sched.run_ready();
+}
+
+}  // namespace
+
+TEST(Pool, ABurstOfConcurrentFailuresIsOneBackoffStep) {
+  Harness h({0, 1});
+  fail_a_burst_of_30(h);
+  const auto s = h.snap(0);
+  CHECK(s.health == upstream::HealthState::backoff);
+  CHECK_EQUAL(1u, s.backoffs_total);  // not 29
+  CHECK(s.backoff_remaining == 1s);   // the initial wait, not the 16 s cap
+  CHECK_EQUAL(30u, s.consecutive_failures);
+}
+
+TEST(Pool, WhenBackoffEndsExactlyOneExchangeProbesWhileTheRestFailOver) {
+  Harness h({0, 1});
+  fail_a_burst_of_30(h);
+  h.sched.advance(1s);
+  CHECK(h.snap(0).health == upstream::HealthState::probing);
+  for (int i = 0; i < 10; ++i) h.submit();
+  CHECK_EQUAL(1u, h.fakes[0]->live());  // the probe
+  CHECK_EQUAL(9u, h.fakes[1]->live());  // everyone else keeps using the secondary
+  CHECK(h.snap(0).health == upstream::HealthState::probing);
+  // The probe succeeds: recovered, and the next query goes to the primary.
+  h.fakes[0]->answer_oldest();
+  CHECK(h.snap(0).health == upstream::HealthState::healthy);
+  h.submit();
+  CHECK_EQUAL(1u, h.fakes[0]->live());
+}
+
+TEST(Pool, AFailedProbeDoublesTheWait) {
+  Harness h({0, 1});
+  fail_a_burst_of_30(h);
+  h.sched.advance(1s);
+  h.submit();
+  h.submit();
+  CHECK_EQUAL(1u, h.fakes[0]->live());
+  h.fakes[0]->fail_oldest(Cause::connection_reset);
+  auto s = h.snap(0);
+  CHECK(s.health == upstream::HealthState::backoff);
+  CHECK(s.backoff_remaining == 2s);
+  CHECK_EQUAL(2u, s.backoffs_total);
+  h.sched.advance(2s);
+  h.submit();
+  h.fakes[0]->fail_oldest(Cause::connection_reset);
+  CHECK(h.snap(0).backoff_remaining == 4s);
+}
+
+TEST(Pool, LastResortFailuresDuringBackoffDoNotEscalate) {
+  // A lone entry: every query uses it as a last resort while it backs off;
+  // those failing (started before the wait ended) add no step.
+  Harness h({0});
+  for (int i = 0; i < 2; ++i) {
+    h.submit();
+    h.fakes[0]->fail_oldest(Cause::connect_failed);
+  }
+  CHECK_EQUAL(1u, h.snap(0).backoffs_total);
+  for (int i = 0; i < 5; ++i) h.submit();  // last resorts during the backoff
+  h.sched.advance(1s);
+  for (int i = 0; i < 5; ++i) h.fakes[0]->fail_oldest(Cause::connect_failed);
+  CHECK_EQUAL(1u, h.snap(0).backoffs_total);
+  CHECK(h.snap(0).health == upstream::HealthState::probing);
+}
+
+TEST(Pool, ACancelledProbeLetsTheNextExchangeProbe) {
+  Harness h({0, 1});
+  fail_a_burst_of_30(h);
+  h.sched.advance(1s);
+  auto probe = h.submit();
+  CHECK_EQUAL(1u, h.fakes[0]->live());
+  h.pool->cancel(probe);  // the client gave up: no verdict
+  h.submit();
+  CHECK_EQUAL(1u, h.fakes[0]->live());  // a new probe, not zero, not a flood
+  CHECK_EQUAL(2u, h.fakes[0]->started() - 30);
+}
+
+// A certificate check judged by a clock that then stepped is no evidence
+// about the upstream: the step clears its failures and backoff (issue 16).
+TEST(Pool, ClockStepForgetsCertificateFailuresOnly) {
+  Harness h({0, 1});
+  for (int i = 0; i < 2; ++i) {
+    h.submit();
+    CHECK_TRUE(h.fakes[0]->fail_oldest(Cause::certificate_clock_behind));
+    h.sched.run_ready();
+    CHECK_TRUE(h.fakes[1]->fail_oldest(Cause::connect_failed));
+    h.sched.run_ready();
+  }
+  CHECK(h.snap(0).health == upstream::HealthState::backoff);
+  CHECK(h.snap(0).last_failure == Cause::certificate_clock_behind);
+  CHECK(h.snap(1).health == upstream::HealthState::backoff);
+
+  const auto reset = h.pool->clock_stepped();
+  CHECK_EQUAL(1u, reset.size());
+  CHECK_EQUAL(0u, reset[0]);
+  CHECK(h.snap(0).health == upstream::HealthState::healthy);
+  CHECK(h.snap(0).last_failure == Cause::ok);
+  CHECK_EQUAL(0u, h.snap(0).consecutive_failures);
+  // A connect failure does not depend on the clock: still in backoff.
+  CHECK(h.snap(1).health == upstream::HealthState::backoff);
+
+  // The next query goes to entry 0 on the first pass again.
+  h.submit();
+  CHECK_EQUAL(1u, h.fakes[0]->live());
+  CHECK_EQUAL(0u, h.fakes[1]->live());
 }

@@ -25,9 +25,10 @@ struct Row {
 constexpr Cause lifecycle[] = {Cause::eof, Cause::tls_closed, Cause::connection_reset, Cause::broken_pipe,
                                Cause::session_closed};
 constexpr Cause not_lifecycle[] = {Cause::connect_failed, Cause::handshake_failed, Cause::certificate,
+                                   Cause::certificate_clock_behind,
                                    Cause::tls_protocol, Cause::bad_response, Cause::response_too_large,
-                                   Cause::http_status, Cause::bad_content_type, Cause::attempt_timeout,
-                                   Cause::local_resource, Cause::cancelled};
+                                   Cause::http_status, Cause::bad_content_type, Cause::error_answer,
+                                   Cause::attempt_timeout, Cause::local_resource, Cause::cancelled};
 
 void check(const Row& r) {
   const RetryDecision got = retry_decision(r.reused, r.bytes_received, r.cause);

@@ -75,6 +75,16 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   A->stats_value = {7, 11, 13, 17, 19, 23, "TLSv1.3"};
   B->stats_value = {2, 3, 5, 29, 31, 37, "TLSv1.2"};
   A->stats_value.requeued = 41;
+  A->stats_value.handshakes.full = 43;
+  A->stats_value.handshakes.resumed = 47;
+  A->stats_value.handshakes.resumption_refused = 53;
+  A->stats_value.handshakes.full_duration.observe(30ms);      // le 0.05
+  A->stats_value.handshakes.resumed_duration.observe(8ms);    // le 0.01
+  A->stats_value.handshakes.resumed_duration.observe(9ms);
+  B->stats_value.handshakes.full = 59;
+  A->stats_value.resent = 61;
+  A->stats_value.pipelining = upstream::PipeliningVerdict::serial;
+  B->stats_value.pipelining = upstream::PipeliningVerdict::pipelining;
   C->kind_value = "doh";
   const std::string ua = "tls://192.0.2.10:853", ub = "tls://192.0.2.20:853",
                     uc = "https://dns.example/dns-query";
@@ -148,6 +158,7 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   for (const auto& l : {la, lb, lc}) {
     k.expect("nxdns_upstream_max_in_flight{" + l + "}", 64);
     k.expect("nxdns_upstream_slots{" + l + "}", 8);
+    k.expect("nxdns_upstream_capacity{" + l + "}", 64);
   }
   k.expect("nxdns_upstream_queue_depth{" + la + "}", 3);
   k.expect("nxdns_upstream_queue_depth{" + lb + "}", 0);
@@ -180,13 +191,47 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   k.expect("nxdns_upstream_requeued_total{" + la + "}", 41);
   k.expect("nxdns_upstream_requeued_total{" + lb + "}", 0);
   k.expect("nxdns_upstream_requeued_total{" + lc + "}", 0);
+  k.expect("nxdns_upstream_resent_total{" + la + "}", 61);
+  k.expect("nxdns_upstream_resent_total{" + lb + "}", 0);
+  k.expect("nxdns_upstream_resent_total{" + lc + "}", 0);
+  const std::pair<std::string, const char*> verdicts[] = {{la, "serial"}, {lb, "pipelining"}, {lc, "unknown"}};
+  for (const auto& [l, cur] : verdicts) {
+    for (const char* v : {"unknown", "pipelining", "serial"}) {
+      k.expect("nxdns_upstream_pipelining{" + l + ",verdict=\"" + v + "\"}", std::string(v) == cur ? "1" : "0");
+    }
+  }
   k.expect("nxdns_upstream_tls_info{" + la + ",version=\"TLSv1.3\"}", "1");
   k.expect("nxdns_upstream_tls_info{" + lb + ",version=\"TLSv1.2\"}", "1");
   k.expect("nxdns_upstream_tls_info{" + lc + ",version=\"none\"}", "1");
+  // Handshakes: DoT upstreams only (C is DoH: curl's handshakes are not seen).
+  k.expect("nxdns_upstream_tls_handshakes_total{" + la + ",kind=\"full\"}", 43);
+  k.expect("nxdns_upstream_tls_handshakes_total{" + la + ",kind=\"resumed\"}", 47);
+  k.expect("nxdns_upstream_tls_handshakes_total{" + lb + ",kind=\"full\"}", 59);
+  k.expect("nxdns_upstream_tls_handshakes_total{" + lb + ",kind=\"resumed\"}", 0);
+  k.absent("nxdns_upstream_tls_handshakes_total{" + lc + ",kind=\"full\"}");
+  k.expect("nxdns_upstream_tls_resumptions_refused_total{" + la + "}", 53);
+  k.expect("nxdns_upstream_tls_resumptions_refused_total{" + lb + "}", 0);
+  k.absent("nxdns_upstream_tls_resumptions_refused_total{" + lc + "}");
+  for (std::size_t i = 0; i < std::size(bucket_le); ++i) {
+    const std::string le = std::string(",le=\"") + bucket_le[i] + "\"}";
+    k.expect("nxdns_upstream_tls_handshake_seconds_bucket{" + la + ",kind=\"full\"" + le, i >= 3 ? 1 : 0);
+    k.expect("nxdns_upstream_tls_handshake_seconds_bucket{" + la + ",kind=\"resumed\"" + le, i >= 1 ? 2 : 0);
+    k.expect("nxdns_upstream_tls_handshake_seconds_bucket{" + lb + ",kind=\"full\"" + le, 0);
+    k.expect("nxdns_upstream_tls_handshake_seconds_bucket{" + lb + ",kind=\"resumed\"" + le, 0);
+  }
+  k.expect("nxdns_upstream_tls_handshake_seconds_sum{" + la + ",kind=\"full\"}", "0.03");
+  k.expect("nxdns_upstream_tls_handshake_seconds_count{" + la + ",kind=\"full\"}", 1);
+  k.expect("nxdns_upstream_tls_handshake_seconds_sum{" + la + ",kind=\"resumed\"}", "0.017");
+  k.expect("nxdns_upstream_tls_handshake_seconds_count{" + la + ",kind=\"resumed\"}", 2);
+  for (const char* kind : {"full", "resumed"}) {
+    k.expect("nxdns_upstream_tls_handshake_seconds_sum{" + lb + ",kind=\"" + kind + "\"}", "0");
+    k.expect("nxdns_upstream_tls_handshake_seconds_count{" + lb + ",kind=\"" + kind + "\"}", 0);
+  }
+  k.absent("nxdns_upstream_tls_handshake_seconds_count{" + lc + ",kind=\"full\"}");
 
   // Health: A failing (one failure since its last success), B in backoff
   // with 0.9 s left, C healthy.
-  const char* states[] = {"healthy", "failing", "backoff"};
+  const char* states[] = {"healthy", "failing", "backoff", "probing"};
   const std::pair<std::string, const char*> health[] = {{la, "failing"}, {lb, "backoff"}, {lc, "healthy"}};
   for (const auto& [l, cur] : health) {
     for (const char* st : states) {
@@ -196,6 +241,11 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   k.expect("nxdns_upstream_backoff_seconds{" + la + "}", "0");
   k.expect("nxdns_upstream_backoff_seconds{" + lb + "}", "0.9");
   k.expect("nxdns_upstream_backoff_seconds{" + lc + "}", "0");
+  // No attempt failed for the clock here (certificate_clock_behind is
+  // pinned in status_test and tests/integration/certificate_clock.sh).
+  k.expect("nxdns_upstream_certificate_clock_behind{" + la + "}", "0");
+  k.expect("nxdns_upstream_certificate_clock_behind{" + lb + "}", "0");
+  k.expect("nxdns_upstream_certificate_clock_behind{" + lc + "}", "0");
   k.expect("nxdns_upstream_consecutive_failures{" + la + "}", 1);
   k.expect("nxdns_upstream_consecutive_failures{" + lb + "}", 2);
   k.expect("nxdns_upstream_consecutive_failures{" + lc + "}", 0);
@@ -212,6 +262,13 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
     k.expect("nxdns_upstream_attempts_total{" + la + o, want_a);
     k.expect("nxdns_upstream_attempts_total{" + lb + o, want_b);
     k.expect("nxdns_upstream_attempts_total{" + lc + o, 0);
+  }
+
+  // No error answers here (ErrorAnswersAreCountedByRcode gives them values).
+  for (const auto& l : {la, lb, lc}) {
+    for (const char* rcode : {"FORMERR", "SERVFAIL", "NOTIMP", "REFUSED", "OTHER"}) {
+      k.expect("nxdns_upstream_error_answers_total{" + l + ",rcode=\"" + rcode + "\"}", 0);
+    }
   }
 
   // Latency: A's three answers all took 0.25 s (bucket le="0.25" counts
@@ -278,9 +335,11 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
     else CHECK_TEXT(!total, fam.c_str());
   }
   STRCMP_EQUAL("histogram", e.types.at("nxdns_upstream_latency_seconds").c_str());
+  STRCMP_EQUAL("histogram", e.types.at("nxdns_upstream_tls_handshake_seconds").c_str());
+  STRCMP_EQUAL("counter", e.types.at("nxdns_upstream_tls_handshakes_total").c_str());
   STRCMP_EQUAL("gauge", e.types.at("nxdns_upstream_queue_depth").c_str());
   STRCMP_EQUAL("counter", e.types.at("nxdns_upstream_queued_total").c_str());
-  LONGS_EQUAL(33, e.families.size());
+  LONGS_EQUAL(41, e.families.size());  // 33 + three TLS handshake families + capacity + error answers + clock behind + resent + pipelining
 
   // The three answers reached their callers; everything else is still in
   // flight or queued.
@@ -355,6 +414,8 @@ TEST(Metrics, PassesPromtoolCheckMetrics) {
   in.upstreams = pool.snapshot();
   in.build = web::build_info();
   in.queries.replies_by_rcode[0][0] = 1;
+  in.cache = cache::CacheStats{};  // the cache families too
+  in.cache->hits = 3;
 
   char path[] = "/tmp/nxdns-metrics-XXXXXX";
   const int fd = ::mkstemp(path);
@@ -371,4 +432,45 @@ TEST(Metrics, PassesPromtoolCheckMetrics) {
   ::unlink(path);
   ::unlink((std::string(path) + ".out").c_str());
   if (rc != 0) FAIL(("promtool check metrics failed: " + msg).c_str());
+}
+
+TEST(Metrics, ErrorAnswersAreCountedByRcodeAndHalfOpenIsVisible) {
+  test::FakeScheduler sched;
+  auto t = std::make_unique<test::StatsTransport>();
+  auto* T = t.get();
+  std::vector<upstream::EntrySpec> specs;
+  specs.push_back({0, "tls://192.0.2.30:853", 0, std::move(t)});
+  upstream::Pool pool(sched, std::move(specs), upstream::PoolOptions{});
+  auto with_rcode = [](std::uint8_t rc) {
+    return [rc](const dns::Bytes& q) {
+      dns::Bytes r = q;
+      r[2] |= 0x80;
+      r[3] = static_cast<std::uint8_t>((r[3] & 0xF0) | rc);
+      return r;
+    };
+  };
+  // A lone upstream: each error answer is also the best one, relayed.
+  for (std::uint8_t rc : {5, 2, 2, 9, 9}) {
+    pool.submit(a_query(), [](upstream::PoolOutcome&&) {});
+    CHECK_TRUE(T->fake.respond_oldest(with_rcode(rc)));
+  }
+  sched.run_ready();
+  sched.advance(1s);  // REFUSED + NOTAUTH backed it off for 1 s; now half-open
+
+  web::MetricsInput in;
+  in.upstreams = pool.snapshot();
+  const auto e = test::parse_exposition(web::render_metrics(in));
+  for (const auto& err : e.errors) FAIL(err.c_str());
+  Checker k{e, {}};
+  const std::string l = U(0, "tls://192.0.2.30:853");
+  const std::pair<const char*, std::uint64_t> want[] = {
+      {"FORMERR", 0}, {"SERVFAIL", 2}, {"NOTIMP", 0}, {"REFUSED", 1}, {"OTHER", 2}};
+  for (const auto& [rcode, n] : want) {
+    k.expect("nxdns_upstream_error_answers_total{" + l + ",rcode=\"" + rcode + "\"}", n);
+  }
+  k.expect("nxdns_upstream_attempts_total{" + l + ",outcome=\"error_answer\"}", 5);
+  k.expect("nxdns_upstream_attempts_total{" + l + ",outcome=\"ok\"}", 0);
+  k.expect("nxdns_upstream_health{" + l + ",state=\"probing\"}", "1");
+  k.expect("nxdns_upstream_health{" + l + ",state=\"backoff\"}", "0");
+  k.expect("nxdns_upstream_backoffs_total{" + l + "}", 1);
 }

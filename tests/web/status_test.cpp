@@ -64,6 +64,10 @@ TEST(HealthStatus, OkWhenAnyUpstreamIsHealthy) {
 TEST(HealthStatus, DegradedWhenNoneIsHealthyButNotAllBackOff) {
   CHECK(web::Status::degraded == web::overall_status({snap(0, HealthState::failing)}));
   CHECK(web::Status::degraded == web::overall_status({snap(0, HealthState::backoff), snap(1, HealthState::failing)}));
+  // Half-open: its backoff ended and a probe is let through, so it is being
+  // tried again, but nothing has worked yet.
+  CHECK(web::Status::degraded == web::overall_status({snap(0, HealthState::probing)}));
+  CHECK(web::Status::degraded == web::overall_status({snap(0, HealthState::backoff), snap(1, HealthState::probing)}));
 }
 
 TEST(HealthStatus, DownWhenEveryUpstreamBacksOffOrThereIsNone) {
@@ -84,12 +88,16 @@ TEST(HealthStatus, DocumentCarriesUpstreamsAndListeners) {
   auto b = snap(1, HealthState::backoff);
   b.backoff_remaining = 2500ms;
   b.consecutive_failures = 3;
+  b.last_failure = upstream::Cause::certificate_clock_behind;
   b.in_flight = 5;
   b.queue_depth = 2;
   b.priority = 7;
   auto a = snap(0, HealthState::healthy);
   a.transport.tls_version = "TLSv1.3";
   a.transport.open_sessions = 4;
+  a.transport.handshakes.full = 2;
+  a.transport.handshakes.resumed = 5;
+  a.transport.pipelining = upstream::PipeliningVerdict::serial;
   in.upstreams = {b, a};  // priority order; the document lists by index
   in.udp = {*net::make_endpoint("127.0.0.1", 53)};
   in.tcp = {*net::make_endpoint("::1", 53)};
@@ -101,14 +109,17 @@ TEST(HealthStatus, DocumentCarriesUpstreamsAndListeners) {
   STRCMP_EQUAL(
       "{\"status\":\"ok\",\"version\":\"9.9.9\",\"uptime_seconds\":12.346,\"upstreams\":["
       "{\"upstream\":0,\"url\":\"tls://192.0.2.1:853\",\"kind\":\"dot\",\"priority\":0,\"state\":\"healthy\","
-      "\"consecutive_failures\":0,\"backoff_until_seconds\":null,\"in_flight\":0,\"queue_depth\":0,"
-      "\"open_sessions\":4,\"tls_version\":\"TLSv1.3\"},"
+      "\"consecutive_failures\":0,\"backoff_until_seconds\":null,\"last_failure\":null,"
+      "\"certificate_clock_behind\":false,\"in_flight\":0,\"queue_depth\":0,"
+      "\"open_sessions\":4,\"pipelining\":\"serial\",\"tls_version\":\"TLSv1.3\",\"tls_handshakes\":{\"full\":2,\"resumed\":5}},"
       "{\"upstream\":1,\"url\":\"tls://192.0.2.2:853\",\"kind\":\"dot\",\"priority\":7,\"state\":\"backoff\","
-      "\"consecutive_failures\":3,\"backoff_until_seconds\":2.5,\"in_flight\":5,\"queue_depth\":2,"
-      "\"open_sessions\":0,\"tls_version\":null}],"
+      "\"consecutive_failures\":3,\"backoff_until_seconds\":2.5,"
+      "\"last_failure\":\"certificate_clock_behind\",\"certificate_clock_behind\":true,"
+      "\"in_flight\":5,\"queue_depth\":2,"
+      "\"open_sessions\":0,\"pipelining\":\"unknown\",\"tls_version\":null,\"tls_handshakes\":{\"full\":0,\"resumed\":0}}],"
       "\"listeners\":{\"udp\":[\"127.0.0.1:53\"],\"tcp\":[\"[::1]:53\"],\"queries_in_flight\":6,"
       "\"udp_in_flight\":{\"ipv4\":8,\"ipv6\":0},\"udp_in_flight_cap\":4096,"
-      "\"tcp_connections\":{\"ipv4\":0,\"ipv6\":9},\"tcp_connection_cap\":256},\"open_episodes\":1}",
+      "\"tcp_connections\":{\"ipv4\":0,\"ipv6\":9},\"tcp_connection_cap\":256},\"open_episodes\":1,\"cache\":{\"enabled\":false}}",
       doc.c_str());
 }
 

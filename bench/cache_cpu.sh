@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Instructions per cached answer (issue 14 follow-up), nxdns vs unbound, one
+# thread each, counted by callgrind in the server process (user space only:
+# the kernel's send/recv work is not counted). Load-independent, unlike QPS
+# on a shared machine.
+#
+# Method (as bench/run.sh's CPU section does for forwarded queries): the
+# server runs under callgrind; NAMES names are asked once (misses: the
+# cache fills), counters are zeroed, then the same names are asked again
+# N1 times over and dumped, then N2 times over and dumped, one query at a
+# time (dnsperf -q 1). Every query in both windows is a hit (prefetch off,
+# TTL 60 from the fixture, the windows end well within it). Per answer =
+# (Ir(N2 window) - Ir(N1 window)) / (queries in N2 - queries in N1): what a
+# dump window costs regardless of its query count cancels.
+#
+# usage: bench/cache_cpu.sh BUILD_DIR [--profile OUT_DIR]
+#   --profile: keep the callgrind files and callgrind_annotate's inclusive
+#   and exclusive views of the N2 window there (nxdns and unbound).
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+BUILD=${1:?usage: $0 BUILD_DIR [--profile OUT_DIR]}
+shift
+PROFILE=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --profile) PROFILE=$2; shift 2 ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+done
+# shellcheck source=../tests/integration/lib.sh
+source "$HERE/../tests/integration/lib.sh" "$BUILD/src/cli/nxdns" "$BUILD/tests/fixtures"
+for tool in unbound dnsperf valgrind callgrind_control; do
+  command -v "$tool" >/dev/null || { echo "SKIPPED: $tool not installed"; exit 77; }
+done
+
+NAMES=50 N1=2 N2=12
+ADDR=$(pick_loopback)
+make_pki "$WORK/pki" dot.test
+start_fixture up "$WORK/pki"
+UP=$FIX_PORT_up
+# shellcheck source=cache_lib.sh
+source "$HERE/cache_lib.sh"
+seq 1 "$NAMES" | awk '{print "hit" $1 ".cpu.test A"}' >"$WORK/names.txt"
+ir_of() { sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$1" | head -n1; }
+answered() { grep -c '^> NOERROR ' "$1" || true; }
+
+printf '%-8s %14s %14s %10s %s\n' server "Ir/$((NAMES * N1))q" "Ir/$((NAMES * N2))q" Ir/answer answers
+port=5500
+for kind in nxdns unbound; do
+  port=$((port + 1))
+  SRV_WRAP=(valgrind --tool=callgrind "--callgrind-out-file=$WORK/cg-$kind.%p" --dump-instr=no --collect-systime=no)
+  start_server "$kind" "$port" false
+  SRV_WRAP=()
+  dnsperf -s "$ADDR" -p "$port" -d "$WORK/names.txt" -n 1 -q 1 -t 20 >"$WORK/$kind.warm" 2>&1 || true
+  callgrind_control -z "$SRV_PID" >/dev/null 2>&1
+  timeout 300 dnsperf -s "$ADDR" -p "$port" -d "$WORK/names.txt" -n "$N1" -q 1 -t 10 -v >"$WORK/$kind.w1" 2>&1 || true
+  callgrind_control -d "$SRV_PID" >/dev/null 2>&1
+  timeout 300 dnsperf -s "$ADDR" -p "$port" -d "$WORK/names.txt" -n "$N2" -q 1 -t 10 -v >"$WORK/$kind.w2" 2>&1 || true
+  callgrind_control -d "$SRV_PID" >/dev/null 2>&1
+  sleep 0.5
+  kill "$SRV_PID"; wait "$SRV_PID" 2>/dev/null || true
+  dump=$(ls "$WORK/cg-$kind".*.1 2>/dev/null | head -n1)
+  [ -n "$dump" ] || fail "$kind: no callgrind dump"
+  i1=$(ir_of "$dump") i2=$(ir_of "${dump%.1}.2")
+  a1=$(answered "$WORK/$kind.w1") a2=$(answered "$WORK/$kind.w2")
+  awk -v k="$kind" -v i1="$i1" -v i2="$i2" -v a1="$a1" -v a2="$a2" -v n1=$((NAMES * N1)) -v n2=$((NAMES * N2)) \
+    'BEGIN { printf "%-8s %14s %14s %10.0f %d/%d + %d/%d\n", k, i1, i2, (i2 - i1) / (a2 - a1), a1, n1, a2, n2 }'
+  if [ -n "$PROFILE" ]; then
+    mkdir -p "$PROFILE"
+    cp "${dump%.1}.2" "$PROFILE/callgrind-$kind.out"
+    callgrind_annotate --inclusive=yes "${dump%.1}.2" >"$PROFILE/inclusive-$kind.txt" 2>/dev/null || true
+    callgrind_annotate "${dump%.1}.2" >"$PROFILE/exclusive-$kind.txt" 2>/dev/null || true
+  fi
+done
+echo "Ir = instructions in the server process (user space) per dump window; every answer in both windows is a cache hit"
+echo "fixture exchanges in all: $(stat "$WORK/up.stats" queries) (2 x $NAMES expected: the warm-up misses only)"

@@ -1,0 +1,166 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2154  # FIX_PORT_* and RELAY_PORT_* are set by start_fixture / start_relay (printf -v)
+# bench/run.sh section "handshake" (issue 15, item 4): instructions on the
+# daemon's loop per cold handshake, per reconnect (resumed) and per
+# one-session burst, counted by callgrind in the daemon process the way
+# section "cpu" counts them per query. Sourced by bench/run.sh after
+# tests/integration/lib.sh and bench/lib.sh; also runs alone:
+#
+#   bash bench/handshake_cpu.sh TREE...     (each TREE a build tree of nxdns)
+#
+# Method. One fixture (session tickets on, idle close after HS_IDLE_MS) and
+# one nxdns under callgrind, one DoT upstream, no added latency. Counters are
+# zeroed, then each step runs and is dumped on its own (a dump zeroes):
+#   cold      one query, no session yet: TCP + full TLS handshake + query
+#   warm      one query on the session just opened
+#   reconnect after the fixture closed the idle session: TCP + resumed
+#             handshake + query
+#   burst     30 unique names at once on the one open session (the "one
+#             open session" state of the burst table: whatever sessions
+#             placement dials are in it)
+# handshake = step - warm: the query's own cost taken out. The kinds are
+# read back from nxdns_upstream_tls_handshakes_total, so a "reconnect" row
+# that did not resume says so. User-space instructions only (callgrind does
+# not see the kernel's TCP work); the fixture's own CPU is not counted.
+# Long enough that the cold and warm steps (callgrind_control takes a second
+# or two per dump on a loaded machine) finish on the one session.
+HS_IDLE_MS=${HS_IDLE_MS:-8000}
+
+hs_ir() { sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$1" | head -n1; }
+hs_minus() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "") print "-"; else printf "%.0f", a - b }'; }
+hs_metric() {  # hs_metric HTTP_ADDR:PORT KIND -> nxdns_upstream_tls_handshakes_total{kind=KIND}
+  curl -s --max-time 5 "http://$1/metrics" |
+    sed -n "s/^nxdns_upstream_tls_handshakes_total{[^}]*kind=\"$2\"} \([0-9]*\).*/\1/p" | head -n1
+}
+# Pi 4 estimate (see docs/performance.md, "Handshake CPU"): a model, not a
+# measurement. ms = Ir x R / (IPC x 1.5 GHz), with R = AArch64 / x86-64
+# instructions for the same work in 1.0..1.5 (bignum: AArch64 needs mul +
+# umulh where x86-64 has one mul) and the Cortex-A72's IPC on this code in
+# 1.5..0.8 (3-wide, one multiply pipeline). Printed as best..worst.
+hs_pi_ms() {
+  awk -v ir="$1" 'BEGIN { if (ir == "-" || ir == "" || ir < 0) { print "-"; exit }
+    printf "%.1f..%.1f", ir * 1.0 / (1.5e9 * 1.5) * 1000, ir * 1.5 / (1.5e9 * 0.8) * 1000 }'
+}
+
+# handshake_once SERVER: one row of figures for one nxdns line.
+handshake_once() {
+  local srv=$1 mark addr http=18054 i cold warm recon burst full resumed base
+  mark=$(pids_mark)
+  start_fixture hs "$WORK/pki" --session-tickets --idle-close-ms "$HS_IDLE_MS"
+  addr=$(pick_loopback)
+  SRV_WRAP=(valgrind --tool=callgrind "--callgrind-out-file=$WORK/hs-$srv.%p" --dump-instr=no --collect-systime=no)
+  server_start "$srv" "$addr" 5300 "$FIX_PORT_hs" "$WORK/pki" "$http"
+  local rc=$?
+  SRV_WRAP=()
+  [ $rc = 0 ] || { pids_release "$mark"; echo "$srv: did not start"; return; }
+  # The HTTP surface answers before any DNS query (no upstream session yet).
+  for i in $(seq 1 100); do curl -s -o /dev/null --max-time 1 "http://$addr:$http/api/health" && break; sleep 0.1; done
+  callgrind_control -z "$SRV_PID" >/dev/null 2>&1
+  dig @"$addr" -p 5300 +tries=1 +time=20 cold.hs.test >/dev/null 2>&1
+  callgrind_control -d "$SRV_PID" >/dev/null 2>&1
+  dig @"$addr" -p 5300 +tries=1 +time=20 warm.hs.test >/dev/null 2>&1
+  callgrind_control -d "$SRV_PID" >/dev/null 2>&1
+  sleep 0.1
+  local warm_accepts
+  warm_accepts=$(stat "$WORK/hs.stats" accepts)
+  # The fixture closes the idle session; the daemon notices the close at once.
+  sleep "$(awk -v m="$HS_IDLE_MS" 'BEGIN { print m / 1000 + 1.5 }')"
+  callgrind_control -z "$SRV_PID" >/dev/null 2>&1
+  dig @"$addr" -p 5300 +tries=1 +time=20 recon.hs.test >/dev/null 2>&1
+  callgrind_control -d "$SRV_PID" >/dev/null 2>&1
+  timeout 60 "$NXDNS" burst --server "$addr:5300" --names 30 --zone hsburst.test --json >"$WORK/hs-burst.json" 2>/dev/null
+  callgrind_control -d "$SRV_PID" >/dev/null 2>&1
+  full=$(hs_metric "$addr:$http" full)
+  resumed=$(hs_metric "$addr:$http" resumed)
+  server_stop
+  sleep 0.1
+  base=$(ls "$WORK/hs-$srv".*.1 2>/dev/null | head -n1)
+  base=${base%.1}
+  cold=$(hs_ir "$base.1")
+  warm=$(hs_ir "$base.2")
+  recon=$(hs_ir "$base.3")
+  burst=$(hs_ir "$base.4")
+  printf '%-11s %-4s %-12s %-10s %-14s %-12s %-16s %-12s %-8s %s\n' "$srv" "$(fixture_tls "$WORK/hs.stats")" \
+    "${cold:--}" "${warm:--}" "$(hs_minus "$cold" "$warm")" "${recon:--}" "$(hs_minus "$recon" "$warm")" \
+    "${burst:--}" "$(awk -v b="$burst" 'BEGIN { if (b == "") print "-"; else printf "%.0f", b / 30 }')" \
+    "warm-on-1-session=$([ "$warm_accepts" = 1 ] && echo yes || echo "NO($warm_accepts)") full=${full:-?} resumed=${resumed:-?} accepts=$(stat "$WORK/hs.stats" accepts) fixture-resumptions=$(stat "$WORK/hs.stats" resumptions)"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$srv" "$(hs_minus "$cold" "$warm")" "$(hs_minus "$recon" "$warm")" "$burst" \
+    "$(hs_pi_ms "$(hs_minus "$cold" "$warm")")" "$(hs_pi_ms "$(hs_minus "$recon" "$warm")")" >>"$WORK/hs.tsv"
+  if [ -f "$base.1" ]; then
+    cp "$base.1" "$OUT/callgrind-handshake-cold-$srv.out"
+    callgrind_annotate --inclusive=yes "$base.1" >"$OUT/profile-handshake-cold-$srv.txt" 2>/dev/null
+    callgrind_annotate --threshold=100 "$base.1" >"$OUT/profile-handshake-cold-$srv-self.txt" 2>/dev/null
+  fi
+  if [ -f "$base.3" ]; then
+    callgrind_annotate --threshold=100 "$base.3" >"$OUT/profile-handshake-reconnect-$srv-self.txt" 2>/dev/null
+  fi
+  pids_release "$mark"
+}
+
+section_handshake() {
+  make_pki "$WORK/pki" dot.test
+  : >"$WORK/hs.tsv"
+  echo
+  echo "== handshake CPU: instructions in the daemon per cold handshake, per resumed reconnect, per one-session burst (callgrind)"
+  printf '%-11s %-4s %-12s %-10s %-14s %-12s %-16s %-12s %-8s %s\n' server TLS "Ir cold q" "Ir warm q" \
+    "Ir handshake" "Ir reconn q" "Ir resumed hs" "Ir burst" "Ir/q" "check"
+  local srv
+  for srv in "${SRV_LIST[@]}"; do
+    [[ $srv == nxdns-* ]] || continue
+    handshake_once "$srv"
+  done
+  echo "handshake = cold (or reconnect) query - warm query; burst = 30 names on the one open session"
+  echo "check: the daemon's handshake counters and the fixture's accepts/resumptions (reconnect must be resumed)"
+  echo
+  echo "-- Pi 4 estimate (model: Cortex-A72 1.5 GHz, IPC 1.5..0.8, AArch64/x86-64 instructions 1.0..1.5):"
+  printf '%-11s %-22s %s\n' server "cold handshake ms" "resumed handshake ms"
+  awk -F'\t' '{ printf "%-11s %-22s %s\n", $1, $5, $6 }' "$WORK/hs.tsv"
+  cp "$WORK/hs.tsv" "$OUT/handshake.tsv"
+  local p
+  for srv in "${SRV_LIST[@]}"; do
+    p="$OUT/profile-handshake-cold-$srv-self.txt"
+    [ -f "$p" ] || continue
+    echo
+    echo "-- $srv: top functions by own instructions, cold query (share of the window)"
+    top_functions "$p" 8
+  done
+}
+
+# Alone: bash bench/handshake_cpu.sh TREE... (loopback only; no namespace).
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  set -uo pipefail
+  ROOT=$(cd "$(dirname "$0")/.." && pwd)
+  [ $# -ge 1 ] || { echo "usage: bash bench/handshake_cpu.sh TREE [TREE]" >&2; exit 2; }
+  T228=$1
+  T36=${2:-}
+  export NXDNS="$T228/src/cli/nxdns" FIXTURES="${T36:-$T228}/tests/fixtures"
+  # shellcheck source=tests/integration/lib.sh
+  source "$ROOT/tests/integration/lib.sh" >/dev/null
+  set +e
+  # shellcheck source=bench/lib.sh
+  source "$ROOT/bench/lib.sh"
+  OUT=${OUT:-$WORK/out}
+  mkdir -p "$OUT"
+  SRV_LIST=(nxdns-2.28)
+  [ -n "$T36" ] && SRV_LIST+=(nxdns-3.6)
+  pids_mark() { echo "${#PIDS[@]}"; }
+  pids_release() {
+    local i
+    for ((i = $1; i < ${#PIDS[@]}; i++)); do kill "${PIDS[$i]}" 2>/dev/null; done
+    for ((i = $1; i < ${#PIDS[@]}; i++)); do wait "${PIDS[$i]}" 2>/dev/null; done
+    PIDS=("${PIDS[@]:0:$1}")
+  }
+  top_functions() {
+    awk -v n="$2" '
+      /PROGRAM TOTALS/ { gsub(",", "", $1); total = $1 + 0; next }
+      /file:function/ { body = 1; next }
+      body && /^ *[0-9][0-9,]* / {
+        ir = $1; gsub(",", "", ir); ir = ir + 0
+        line = $0; sub(/^ *[0-9,]+ +(\([^)]*\) +)?/, "", line)
+        if (total > 0 && ir >= 0.99 * total) next
+        if (total > 0 && shown < n) { printf "  %5.1f%%  %12s  %s\n", 100 * ir / total, $1, line; shown++ }
+      }' "$1"
+  }
+  section_handshake
+  echo "raw files: $OUT (KEEP_WORK=1 keeps them)"
+fi

@@ -1,0 +1,97 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2154  # FIX_PORT_* and RELAY_PORT_* are set by start_fixture / start_relay (printf -v)
+# bench/run.sh section "states" (issue 15, item 6): a 30-name burst in every
+# state a household daemon is in before a burst, side by side with the peers
+# in one run. Sourced by bench/run.sh after tests/integration/lib.sh and
+# bench/lib.sh (burst_state_once uses their start_fixture, start_relay,
+# server_start, pids_mark/pids_release, stats, median).
+#
+# Every row: a fresh upstream path (fixture -> 40 ms delay relay) and a fresh
+# forwarder, then:
+#   one-open     restart, one query (opens one session), burst
+#   idle-closed  a burst opens sessions; the upstream closes them all while
+#                idle (fixture --idle-close-ms); then the burst is measured
+#   first        no session ever: the first burst after start
+#   serial-one   serial upstream (one query at a time per connection, 10 ms
+#                each), restart, one query, burst
+#   serial-warm  serial upstream, a burst, then the measured burst
+# The fixture issues session tickets in every state (public DoT resolvers
+# do), so a forwarder that resumes may do so after the idle close. The ratio
+# is the burst's wall time over one warm query of the same run (nxdns burst).
+STATE_IDLE_MS=1000
+STATE_LIST=(one-open idle-closed first serial-one serial-warm)
+
+# burst_state_once SERVER STATE -> "wall ratio stair bad tls conns resumptions"
+burst_state_once() {
+  local srv=$1 state=$2 mark addr flags=(--session-tickets) out mode=()
+  mark=$(pids_mark)
+  # shellcheck disable=SC2064  # expanded now on purpose: $mark is a local
+  trap "pids_release $mark" EXIT
+  case $state in
+    idle-closed) flags+=(--idle-close-ms "$STATE_IDLE_MS") ;;
+    serial-*) flags+=(--serial --response-delay-ms 10) ;;
+  esac
+  start_fixture st "$WORK/pki" "${flags[@]}"
+  rm -f "$WORK/strl.port"
+  start_relay strl "$FIX_PORT_st" 40
+  addr=$(pick_loopback)
+  if ! server_start "$srv" "$addr" 5300 "$RELAY_PORT_strl" "$WORK/pki"; then
+    pids_release "$mark"
+    echo "- - - 30 ? 0 0"
+    return
+  fi
+  case $state in
+    # nxdns burst's warm mode sends its single query first: that query is
+    # the "one query" that opens the one session.
+    one-open | serial-one) mode=() ;;
+    first) mode=(--cold) ;;
+    idle-closed)
+      timeout 30 "$NXDNS" burst --server "$addr:5300" --names 30 --zone open.test --json >/dev/null 2>&1
+      # The fixture closes every session once it has been idle this long;
+      # the measured burst then finds none open (cold mode: burst first).
+      sleep "$(awk -v m="$STATE_IDLE_MS" 'BEGIN { print m / 1000 + 1 }')"
+      mode=(--cold)
+      ;;
+    serial-warm)
+      timeout 30 "$NXDNS" burst --server "$addr:5300" --names 30 --cold --zone open.test --json >/dev/null 2>&1
+      mode=()
+      ;;
+  esac
+  out=$(timeout 30 "$NXDNS" burst --server "$addr:5300" --names 30 "${mode[@]}" --json 2>/dev/null)
+  server_stop
+  sleep 0.1  # the fixture rewrites its stats once per loop iteration
+  local bad
+  bad=$(($(jfield "$out" servfail) + $(jfield "$out" timeouts) + $(jfield "$out" other_errors)))
+  [ -n "$out" ] || bad=30
+  echo "$(jfield "$out" wall_ms) $(jfield "$out" ratio) $(jfield "$out" staircase) $bad" \
+    "$(fixture_tls "$WORK/st.stats") $(stat "$WORK/st.stats" accepts) $(stat "$WORK/st.stats" resumptions)"
+  pids_release "$mark"
+}
+
+section_states() {
+  make_pki "$WORK/pki" dot.test
+  : >"$OUT/states.tsv"
+  echo
+  echo "== burst by daemon state: 30 unique names, one DoT upstream (fixture, session tickets), 40 ms RTT," \
+    "median of $RUNS runs (best..worst)"
+  printf '%-12s %-11s %-5s %-8s %-19s %-6s %-5s %-6s %s\n' state server TLS "wall ms" ratio stair bad conns resumed
+  local state srv
+  for state in "${STATE_LIST[@]}"; do
+    for srv in "${SRV_LIST[@]}"; do
+      local w=() r=() s=() cn=() rs=() bad=0 tls='?' a b c d e f g
+      for _ in $(seq 1 "$RUNS"); do
+        read -r a b c d e f g < <(burst_state_once "$srv" "$state")
+        w+=("$a") r+=("$b") s+=("$c") cn+=("$f") rs+=("$g")
+        bad=$((bad + ${d:-30}))
+        tls=$e
+      done
+      printf '%-12s %-11s %-5s %-8s %-19s %-6s %-5s %-6s %s\n' "$state" "$srv" "$tls" "$(median "${w[@]}")" \
+        "$(stats "${r[@]}")" "$(stats "${s[@]}" | cut -d' ' -f1)" "$bad" "$(median "${cn[@]}")" "$(median "${rs[@]}")"
+      printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$state" "$srv" "$tls" "$(stats "${r[@]}")" "$bad" "$(median "${cn[@]}")" \
+        >>"$OUT/states.tsv"
+    done
+  done
+  echo "ratio = burst wall / one warm query of the same run; bad = SERVFAIL + timeouts + other errors over all runs;"
+  echo "conns = TLS connections the fixture accepted in one run (all bursts of the row); resumed = of those, resumed"
+  echo "from a session ticket. States: see bench/states.sh (and docs/performance.md, 'Bursts by daemon state')."
+}

@@ -1,0 +1,310 @@
+#include "cache/caching_pool.hpp"
+
+#include <algorithm>
+
+#include "cache/answer_rewrite.hpp"
+#include "log/log.hpp"
+
+namespace nxdns::cache {
+
+struct CachingPool::Member {
+  explicit Member(loop::Scheduler& s) : timer(s) {}
+  Ticket ticket = 0;
+  Key key;
+  std::uint16_t id = 0;
+  bool rd = true;
+  dns::Bytes question;  // the client's question section, verbatim
+  Done done;
+  FlightId flight = 0;  // 0: not attached (answered from the cache)
+  loop::Timer timer;    // client response timer, or the deferred delivery of a hit
+};
+
+struct CachingPool::Flight {
+  explicit Flight(loop::Scheduler& s) : lifetime(s) {}
+  Key key;
+  dns::Bytes query;  // what was submitted (the first client's query)
+  upstream::Pool::Ticket ticket = 0;
+  std::vector<Ticket> members;
+  // Kept running with no client attached: a prefetch, or the refresh
+  // behind a stale answer.
+  bool background = false;
+  loop::Timer lifetime;
+};
+
+namespace {
+bool is_error_answer(const dns::Bytes& r) {
+  if (r.size() < dns::header_size) return true;
+  const auto rc = static_cast<dns::Rcode>(r[3] & 0x0F);
+  return rc == dns::Rcode::servfail || rc == dns::Rcode::refused;
+}
+}  // namespace
+
+CachingPool::CachingPool(loop::Scheduler& sched, upstream::Pool& pool, CacheOptions opts)
+    : sched_(sched), pool_(pool), opts_(opts), store_(opts.max_bytes, opts.eviction) {}
+
+CachingPool::~CachingPool() {
+  for (auto& [id, f] : flights_) pool_.cancel(f->ticket);
+}
+
+FreshnessRules CachingPool::rules() const {
+  FreshnessRules r;
+  r.prefetch_percent = opts_.prefetch ? opts_.prefetch_percent : 0;
+  r.stale_window = opts_.serve_stale ? opts_.stale_window : loop::Duration::zero();
+  return r;
+}
+
+upstream::PoolOutcome CachingPool::answer_for(const Member& m, const dns::Bytes& stored, std::uint32_t age,
+                                              std::optional<std::uint32_t> fixed_ttl) const {
+  upstream::PoolOutcome out;
+  out.ok = true;
+  auto a = rewrite_answer(stored, ClientQuestion{m.id, m.rd, m.question}, age, fixed_ttl);
+  // Unreachable for an answer that passed validation against this key; the
+  // engine's own validation turns the unchanged bytes into SERVFAIL.
+  out.response = a ? std::move(*a) : stored;
+  return out;
+}
+
+std::optional<dns::Bytes> CachingPool::answer_now(const dns::Query& q, dns::ByteView raw) {
+  const Key key = make_key(q);
+  StoredAnswer* a = store_.find(key);
+  if (!a) return std::nullopt;
+  const loop::TimePoint now = sched_.now();
+  const Freshness f = freshness_at(a->age, now, rules());
+  if (f != Freshness::fresh && f != Freshness::fresh_prefetch) return std::nullopt;
+  auto out = rewrite_answer(a->answer, ClientQuestion{q.header.id, q.header.rd(), question_bytes(raw, q)},
+                            age_seconds(a->age, now), {});
+  if (!out) return std::nullopt;
+  ++stats_.hits;
+  if (f == Freshness::fresh_prefetch && !joinable_.count(key.packed) && may_prefetch(pool_.snapshot())) {
+    ++stats_.prefetches;
+    start_flight(key, raw, {}, true);
+  }
+  return out;
+}
+
+CachingPool::Ticket CachingPool::submit(const dns::Query& q, dns::ByteView raw, Done done) {
+  const Ticket t = next_ticket_++;
+  auto owned = std::make_unique<Member>(sched_);
+  Member& m = *owned;
+  m.ticket = t;
+  m.key = make_key(q);
+  m.id = q.header.id;
+  m.rd = q.header.rd();
+  const dns::ByteView qb = question_bytes(raw, q);
+  m.question.assign(qb.begin(), qb.end());
+  m.done = std::move(done);
+  members_.emplace(t, std::move(owned));
+
+  const loop::TimePoint now = sched_.now();
+  bool stale_available = false;
+  if (StoredAnswer* a = store_.find(m.key)) {
+    const Freshness f = freshness_at(a->age, now, rules());
+    if (f == Freshness::fresh || f == Freshness::fresh_prefetch) {
+      ++stats_.hits;
+      auto out = std::make_shared<upstream::PoolOutcome>(answer_for(m, a->answer, age_seconds(a->age, now), {}));
+      // Delivered from the loop: the engine is still inside submit().
+      m.timer.arm(loop::Duration::zero(), [this, t, out] { deliver(t, std::move(*out)); });
+      if (f == Freshness::fresh_prefetch && !joinable_.count(m.key.packed) && may_prefetch(pool_.snapshot())) {
+        ++stats_.prefetches;
+        start_flight(m.key, raw, {}, true);
+      }
+      return t;
+    }
+    if (f == Freshness::expired) {
+      store_.erase(m.key);
+    } else {
+      stale_available = true;
+    }
+  }
+
+  ++stats_.misses;
+  auto j = joinable_.find(m.key.packed);
+  if (j != joinable_.end()) {
+    Flight& f = *flights_.at(j->second);
+    if (f.members.size() <= opts_.max_joiners) {  // the first client plus max_joiners
+      f.members.push_back(t);
+      m.flight = j->second;
+      ++stats_.dedup_joins;
+    }
+  }
+  if (m.flight == 0) start_flight(m.key, raw, {t}, false);
+  if (stale_available) m.timer.arm(opts_.client_response_timer, [this, t] { on_client_timer(t); });
+  return t;
+}
+
+void CachingPool::start_flight(const Key& key, dns::ByteView query, std::vector<Ticket> members, bool background) {
+  const FlightId id = next_flight_++;
+  auto owned = std::make_unique<Flight>(sched_);
+  Flight& f = *owned;
+  f.key = key;
+  f.query.assign(query.begin(), query.end());
+  f.members = std::move(members);
+  f.background = background;
+  for (Ticket t : f.members) {
+    auto it = members_.find(t);
+    if (it != members_.end()) it->second->flight = id;
+  }
+  flights_.emplace(id, std::move(owned));
+  // The newest flight is the one to join: an older, full one stays full.
+  joinable_[key.packed] = id;
+  f.lifetime.arm(opts_.exchange_budget, [this, id] { on_flight_expired(id); });
+  f.ticket = pool_.submit(f.query, sched_.now() + opts_.exchange_budget, [this, id](upstream::PoolOutcome&& out) { on_flight_done(id, std::move(out)); });
+}
+
+std::unique_ptr<CachingPool::Flight> CachingPool::take_flight(FlightId id) {
+  auto it = flights_.find(id);
+  if (it == flights_.end()) return nullptr;
+  std::unique_ptr<Flight> f = std::move(it->second);
+  flights_.erase(it);
+  auto j = joinable_.find(f->key.packed);
+  if (j != joinable_.end() && j->second == id) joinable_.erase(j);
+  f->lifetime.disarm();
+  for (Ticket t : f->members) {
+    auto m = members_.find(t);
+    if (m != members_.end()) m->second->flight = 0;
+  }
+  return f;
+}
+
+void CachingPool::on_flight_done(FlightId id, upstream::PoolOutcome&& out) {
+  std::unique_ptr<Flight> f = take_flight(id);
+  if (!f) return;
+  const loop::TimePoint now = sched_.now();
+
+  RefreshState state = RefreshState::every_attempt_failed;
+  if (out.ok && dns::validate_response(f->query, out.response) == dns::ResponseError::none) {
+    if (is_error_answer(out.response)) {
+      state = RefreshState::error_answer;
+    } else {
+      state = RefreshState::answered;
+      const AnswerTtl verdict = answer_ttl(out.response, opts_.clamp);
+      if (verdict.cacheable()) {
+        const bool negative = verdict.verdict == Verdict::negative;
+        auto stored = clamp_record_ttls(out.response, opts_.clamp.min_ttl, negative ? verdict.ttl : opts_.clamp.max_ttl);
+        if (stored && store_.put(f->key, std::move(*stored), EntryAge{now, verdict.ttl}, negative)) ++stats_.stores;
+      } else {
+        ++stats_.not_stored[std::min<std::size_t>(static_cast<std::size_t>(verdict.verdict), stats_.not_stored.size() - 1)];
+      }
+    }
+  }
+
+  // A failed refresh leaves the old entry: stale for the waiting clients when
+  // the rules allow, and for later ones.
+  const StoredAnswer* stale = nullptr;
+  if (state != RefreshState::answered) {
+    if (StoredAnswer* a = store_.find(f->key)) {
+      if (may_serve_stale(opts_.serve_stale, freshness_at(a->age, now, rules()), state)) stale = a;
+    }
+  }
+  const dns::Bytes stale_copy = stale ? stale->answer : dns::Bytes{};
+  for (Ticket t : f->members) {
+    auto it = members_.find(t);
+    if (it == members_.end()) continue;
+    const Member& m = *it->second;
+    if (stale) {
+      ++stats_.stale_served;
+      deliver(t, answer_for(m, stale_copy, 0, stale_answer_ttl));
+    } else if (out.ok) {
+      deliver(t, answer_for(m, out.response, 0, {}));
+    } else {
+      upstream::PoolOutcome copy = out;
+      deliver(t, std::move(copy));
+    }
+  }
+}
+
+void CachingPool::on_flight_expired(FlightId id) {
+  std::unique_ptr<Flight> f = take_flight(id);
+  if (!f) return;
+  pool_.cancel(f->ticket);
+  std::vector<Ticket> still;
+  for (Ticket t : f->members)
+    if (members_.count(t)) still.push_back(t);
+  // Clients that arrived after the flight started still have budget left:
+  // they get an exchange of their own rather than the first client's SERVFAIL.
+  if (!still.empty()) start_flight(f->key, f->query, std::move(still), false);
+}
+
+void CachingPool::on_client_timer(Ticket t) {
+  auto it = members_.find(t);
+  if (it == members_.end()) return;
+  Member& m = *it->second;
+  StoredAnswer* a = store_.find(m.key);
+  if (!a) return;
+  const loop::TimePoint now = sched_.now();
+  const Freshness f = freshness_at(a->age, now, rules());
+  if (f == Freshness::fresh || f == Freshness::fresh_prefetch) {
+    ++stats_.hits;  // another flight for this key stored it meanwhile
+    deliver(t, answer_for(m, a->answer, age_seconds(a->age, now), {}));
+    return;
+  }
+  if (!may_serve_stale(opts_.serve_stale, f, RefreshState::timer_elapsed)) return;
+  ++stats_.stale_served;
+  const dns::Bytes stored = a->answer;
+  upstream::PoolOutcome out = answer_for(m, stored, 0, stale_answer_ttl);
+  if (m.flight != 0) {
+    auto fl = flights_.find(m.flight);
+    if (fl != flights_.end()) fl->second->background = true;  // the refresh goes on
+  }
+  deliver(t, std::move(out));
+}
+
+void CachingPool::detach(Member& m) {
+  if (m.flight == 0) return;
+  auto it = flights_.find(m.flight);
+  m.flight = 0;
+  if (it == flights_.end()) return;
+  Flight& f = *it->second;
+  f.members.erase(std::remove(f.members.begin(), f.members.end(), m.ticket), f.members.end());
+  if (f.members.empty() && !f.background) {
+    // Nobody is waiting for it: free the upstream capacity.
+    const FlightId id = it->first;
+    std::unique_ptr<Flight> gone = take_flight(id);
+    pool_.cancel(gone->ticket);
+  }
+}
+
+void CachingPool::deliver(Ticket t, upstream::PoolOutcome&& out) {
+  auto it = members_.find(t);
+  if (it == members_.end()) return;
+  std::unique_ptr<Member> m = std::move(it->second);
+  members_.erase(it);
+  detach(*m);
+  m->timer.disarm();
+  Done done = std::move(m->done);
+  done(std::move(out));
+}
+
+void CachingPool::cancel(Ticket t) {
+  auto it = members_.find(t);
+  if (it == members_.end()) return;
+  std::unique_ptr<Member> m = std::move(it->second);
+  members_.erase(it);
+  detach(*m);
+}
+
+std::size_t CachingPool::flush_all() {
+  const std::size_t n = store_.clear();
+  stats_.flushed += n;
+  return n;
+}
+
+std::optional<std::size_t> CachingPool::flush_name(std::string_view name) {
+  auto wire = dns::name_from_text(name);
+  if (!wire) return std::nullopt;
+  const std::size_t n = store_.erase_name(fold_name(*wire));
+  stats_.flushed += n;
+  return n;
+}
+
+CacheStats CachingPool::stats() const {
+  CacheStats s = stats_;
+  s.evictions = store_.evictions();
+  s.entries = store_.entries();
+  s.bytes = store_.bytes();
+  s.max_bytes = store_.max_bytes();
+  s.flights = flights_.size();
+  return s;
+}
+
+}  // namespace nxdns::cache

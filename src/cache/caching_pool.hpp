@@ -1,0 +1,140 @@
+#pragma once
+// The cache in front of the upstream pool, with the pool's calling
+// convention (submit a client query, get one PoolOutcome, or cancel), so the
+// engine delivers a cached answer through exactly the same step as a fresh
+// one. Owned by the loop; knows neither listeners nor HTTP.
+//
+// A query is answered from the cache when a fresh entry exists (ID, RD and
+// question case from the client, TTLs aged). Otherwise it joins the
+// exchange already in flight for the same key (a "flight"), or starts one.
+//
+// Guarantees:
+// - One flight per key at a time carries up to max_joiners clients; the next
+//   client starts a new flight (which later clients then join). 30 identical
+//   concurrent queries cost exactly one upstream exchange.
+// - Every client keeps its own budget: the engine cancels its ticket when the
+//   budget ends, which only detaches it. A flight lives until its answer, or
+//   for exchange_budget; if clients are still attached then (they arrived
+//   later, their budgets are not over), it is submitted again for them.
+// - Serve-stale (RFC 8767): an entry past its TTL stays up to stale_window.
+//   A client asking for it waits for the refresh up to
+//   client_response_timer (1.8 s); then, or as soon as every attempt failed
+//   or the upstream answered SERVFAIL/REFUSED, it gets the stale answer with
+//   TTL 30 while the refresh goes on in the background. Never while a fresh
+//   answer exists.
+// - Prefetch: a hit in the last prefetch_percent of an entry's TTL starts a
+//   background refresh when may_prefetch() allows (never the last free
+//   capacity of the pool).
+// - Completions run from the loop, never inside submit() or cancel().
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "cache/answer_store.hpp"
+#include "cache/answer_ttl.hpp"
+#include "cache/key.hpp"
+#include "cache/policy.hpp"
+#include "upstream/pool.hpp"
+
+namespace nxdns::cache {
+
+struct CacheOptions {
+  // About 40,000 typical household answers; a few percent of a Pi 3's RAM.
+  std::size_t max_bytes = 16u << 20;
+  TtlClamp clamp;
+  bool serve_stale = true;
+  // RFC 8767 §5 suggests 1 to 3 days.
+  loop::Duration stale_window = std::chrono::hours(24);
+  loop::Duration client_response_timer = std::chrono::milliseconds(1800);  // RFC 8767 §5
+  bool prefetch = true;
+  std::uint32_t prefetch_percent = 10;
+  // Clients joining one flight besides the first. Equal to the pool's per-entry in-flight cap:
+  // a full flight and the next one cover everything a listener admits.
+  std::size_t max_joiners = 64;
+  // How long a flight may run before it is cancelled (the engine's total
+  // budget: no client waits longer anyway).
+  loop::Duration exchange_budget = std::chrono::milliseconds(5000);
+  Eviction eviction = Eviction::sieve;
+};
+
+struct CacheStats {
+  std::uint64_t hits = 0;          // answered from a fresh entry
+  std::uint64_t misses = 0;        // had to wait for an exchange (joined or started)
+  std::uint64_t stale_served = 0;  // stale answers sent (RFC 8767)
+  std::uint64_t prefetches = 0;    // background refreshes started by a hit
+  std::uint64_t dedup_joins = 0;   // clients that joined an exchange in flight
+  std::uint64_t stores = 0;        // answers stored
+  std::uint64_t evictions = 0;     // entries pushed out by the byte bound
+  std::uint64_t flushed = 0;       // entries removed by the operator
+  std::array<std::uint64_t, 7> not_stored{};  // by Verdict (truncated .. malformed)
+  std::size_t entries = 0;
+  std::size_t bytes = 0;
+  std::size_t max_bytes = 0;
+  std::size_t flights = 0;  // exchanges in flight now
+};
+
+class CachingPool {
+ public:
+  using Ticket = std::uint64_t;
+  using Done = upstream::Pool::Done;
+
+  CachingPool(loop::Scheduler& sched, upstream::Pool& pool, CacheOptions opts);
+  ~CachingPool();
+  CachingPool(const CachingPool&) = delete;
+  CachingPool& operator=(const CachingPool&) = delete;
+
+  // `q` is the parse of `raw`. `done` runs once, from the loop, unless the
+  // ticket is cancelled first.
+  Ticket submit(const dns::Query& q, dns::ByteView raw, Done done);
+  // The hit path without a ticket: the answer to `q` (the parse of `raw`)
+  // from a fresh entry, rewritten for this client (rewrite_answer), counted
+  // as a hit and starting a prefetch exactly as submit() would. nullopt when
+  // there is no fresh entry, or the stored answer does not rewrite for this
+  // question: the caller then submit()s, which decides as it always did. The
+  // caller delivers it from the loop (the engine batches them).
+  std::optional<dns::Bytes> answer_now(const dns::Query& q, dns::ByteView raw);
+  void cancel(Ticket t);
+
+  // Operator flush. flush_name returns nullopt for a name that is not a
+  // valid presentation name.
+  std::size_t flush_all();
+  std::optional<std::size_t> flush_name(std::string_view name);
+
+  CacheStats stats() const;
+  const CacheOptions& options() const { return opts_; }
+
+ private:
+  using FlightId = std::uint64_t;
+  struct Member;
+  struct Flight;
+
+  FreshnessRules rules() const;
+  void start_flight(const Key& key, dns::ByteView query, std::vector<Ticket> members, bool background);
+  void on_flight_done(FlightId id, upstream::PoolOutcome&& out);
+  void on_flight_expired(FlightId id);
+  void on_client_timer(Ticket t);
+  void detach(Member& m);
+  std::unique_ptr<Flight> take_flight(FlightId id);
+  // Removes the member and runs its callback.
+  void deliver(Ticket t, upstream::PoolOutcome&& out);
+  upstream::PoolOutcome answer_for(const Member& m, const dns::Bytes& stored, std::uint32_t age,
+                                   std::optional<std::uint32_t> fixed_ttl) const;
+
+  loop::Scheduler& sched_;
+  upstream::Pool& pool_;
+  CacheOptions opts_;
+  AnswerStore store_;
+  std::unordered_map<Ticket, std::unique_ptr<Member>> members_;
+  std::unordered_map<FlightId, std::unique_ptr<Flight>> flights_;
+  std::unordered_map<std::string, FlightId> joinable_;  // key -> the flight new clients join
+  Ticket next_ticket_ = 1;
+  FlightId next_flight_ = 1;
+  CacheStats stats_;
+};
+
+}  // namespace nxdns::cache

@@ -1,0 +1,56 @@
+#pragma once
+// The cache's decisions as pure functions of plain inputs, each pinned by a
+// table test (tests/cache/policy_test.cpp): how fresh an entry is, whether a
+// stale answer may be served (RFC 8767), whether a prefetch may start.
+#include <cstdint>
+#include <vector>
+
+#include "loop/scheduler.hpp"
+#include "upstream/pool.hpp"
+
+namespace nxdns::cache {
+
+enum class Freshness : std::uint8_t {
+  fresh,           // within its TTL
+  fresh_prefetch,  // within its TTL, in the last part of it: refresh in the background
+  stale,           // past its TTL, inside the stale window: only for RFC 8767 use
+  expired,         // past the stale window: as good as absent
+};
+const char* describe(Freshness f);
+
+struct EntryAge {
+  loop::TimePoint stored_at{};
+  std::uint32_t ttl_seconds = 0;
+};
+
+struct FreshnessRules {
+  // unbound's `prefetch` refreshes in the last 10 % of the original TTL.
+  std::uint32_t prefetch_percent = 10;
+  // 0 = serve-stale off (entries are gone once their TTL ends).
+  loop::Duration stale_window{};
+};
+
+Freshness freshness_at(const EntryAge& e, loop::TimePoint now, const FreshnessRules& rules);
+// Whole seconds since the entry was stored (what TTLs are decremented by).
+std::uint32_t age_seconds(const EntryAge& e, loop::TimePoint now);
+
+// What has happened to the refresh of a stale entry when the question is asked.
+enum class RefreshState : std::uint8_t {
+  waiting,           // the exchange is still within the client response timer
+  timer_elapsed,     // the client response timer (1.8 s, RFC 8767 §5) ran out first
+  every_attempt_failed,
+  error_answer,      // the upstream answered SERVFAIL or REFUSED
+  answered,          // a usable answer arrived
+};
+
+// RFC 8767: a stale answer only when serve-stale is on, the entry is stale
+// (not fresh: a fresh answer always wins; not expired), and the refresh
+// failed or is too slow for the client.
+bool may_serve_stale(bool serve_stale, Freshness entry, RefreshState refresh);
+
+// A prefetch never takes the last free capacity from client queries: it may
+// start only when some healthy entry has nobody queued and at least two free
+// exchanges (one for the prefetch, one left for a client).
+bool may_prefetch(const std::vector<upstream::EntrySnapshot>& entries);
+
+}  // namespace nxdns::cache

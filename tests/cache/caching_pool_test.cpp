@@ -1,0 +1,258 @@
+// The cache in front of the pool, under a fake clock and a fake transport:
+// hits without an exchange, dedup fan-out and its bound, per-client budgets,
+// serve-stale, prefetch.
+#include "cache/caching_pool.hpp"
+#include "cache/answer_rewrite.hpp"
+#include "cache/answers.hpp"
+#include "support/fake_scheduler.hpp"
+#include "upstream/fake_transport.hpp"
+
+#include <optional>
+#include <string>
+
+#include <CppUTest/TestHarness.h>
+
+using namespace nxdns;
+using namespace nxdns::cache;
+using namespace std::chrono_literals;
+
+namespace {
+
+// An upstream answer to `q`: its header and question, one A record with
+// this TTL (owner = pointer to the question), no OPT.
+dns::Bytes a_answer(const dns::Bytes& q, std::uint32_t ttl, std::uint16_t flags = 0x8180) {
+  auto p = dns::parse_query(q);
+  dns::Bytes b(q.begin(), q.begin() + static_cast<std::ptrdiff_t>(p.query->question_end));
+  b[2] = static_cast<std::uint8_t>(flags >> 8);
+  b[3] = static_cast<std::uint8_t>(flags & 0xFF);
+  b[6] = 0, b[7] = (flags & 0xF) == 0 ? 1 : 0, b[8] = 0, b[9] = 0, b[10] = 0, b[11] = 0;
+  if ((flags & 0xF) == 0) packets::put_rec(b, {packets::t_a, ttl});
+  return b;
+}
+
+struct Rig {
+  test::FakeScheduler sched;
+  test::FakeTransport* fake = nullptr;
+  std::unique_ptr<upstream::Pool> pool;
+  std::unique_ptr<CachingPool> cache;
+  std::vector<std::optional<upstream::PoolOutcome>> got;
+  std::vector<dns::Bytes> sent;
+  std::vector<CachingPool::Ticket> tickets;
+
+  explicit Rig(CacheOptions o = {}) {
+    std::vector<upstream::EntrySpec> specs;
+    auto t = std::make_unique<test::FakeTransport>();
+    fake = t.get();
+    specs.push_back({0, "tls://127.0.0.1:853", 0, std::move(t)});
+    upstream::PoolOptions po;
+    po.attempt_budget = 10s;
+    pool = std::make_unique<upstream::Pool>(sched, std::move(specs), po);
+    cache = std::make_unique<CachingPool>(sched, *pool, o);
+  }
+  ~Rig() {
+    cache.reset();
+    pool.reset();
+  }
+  std::size_t ask(const char* name, std::uint16_t id) {
+    sent.push_back(dns::make_query(id, *dns::name_from_text(name), 1, {}));
+    const std::size_t i = got.size();
+    got.emplace_back();
+    auto p = dns::parse_query(sent.back());
+    tickets.push_back(cache->submit(*p.query, sent.back(), [this, i](upstream::PoolOutcome&& o) { got[i] = std::move(o); }));
+    return i;
+  }
+  void answer(std::uint32_t ttl = 300) {
+    fake->respond_oldest([ttl](const dns::Bytes& q) { return a_answer(q, ttl); });
+    sched.run_ready();
+  }
+  std::uint32_t ttl(std::size_t i) const { return packets::ttl_of(got[i]->response, 0); }
+};
+
+}  // namespace
+
+TEST_GROUP(CachingPool){};
+
+TEST(CachingPool, SecondQueryAnsweredWithoutAnExchange) {
+  Rig r;
+  r.ask("www.example.test", 1);
+  CHECK_EQUAL(1u, r.fake->started());
+  r.answer(300);
+  CHECK_TRUE(r.got[0]->ok);
+  r.sched.advance(100s);
+  const std::size_t i = r.ask("WWW.Example.TEST", 2);
+  CHECK_FALSE(r.got[i].has_value());  // never from inside submit()
+  r.sched.run_ready();
+  CHECK_EQUAL(1u, r.fake->started());
+  CHECK_TRUE(r.got[i]->ok);
+  CHECK_EQUAL(2, dns::get_id(r.got[i]->response));
+  CHECK(dns::validate_response(r.sent[i], r.got[i]->response) == dns::ResponseError::none);
+  CHECK_TRUE(std::equal(r.sent[i].begin() + 12, r.sent[i].end(), r.got[i]->response.begin() + 12));  // 0x20 case
+  UNSIGNED_LONGS_EQUAL(200, r.ttl(i));
+  const CacheStats s = r.cache->stats();
+  CHECK_EQUAL(1u, s.hits);
+  CHECK_EQUAL(1u, s.misses);
+  CHECK_EQUAL(1u, s.entries);
+}
+
+TEST(CachingPool, NeverCachedAnswersGoUpstreamAgain) {
+  Rig r;
+  r.ask("www.example.test", 1);
+  r.fake->respond_oldest([](const dns::Bytes& q) { return a_answer(q, 300, 0x8182); });  // SERVFAIL
+  r.sched.run_ready();
+  CHECK_TRUE(r.got[0]->ok);  // relayed as it came
+  r.ask("www.example.test", 2);
+  CHECK_EQUAL(2u, r.fake->started());
+  r.answer(0);  // TTL 0
+  r.ask("www.example.test", 3);
+  CHECK_EQUAL(3u, r.fake->started());
+  CHECK_EQUAL(0u, r.cache->stats().entries);
+}
+
+TEST(CachingPool, ThirtyIdenticalQueriesCostOneExchange) {
+  Rig r;
+  for (int i = 0; i < 30; ++i) r.ask(i % 2 ? "www.example.test" : "WWW.EXAMPLE.TEST", static_cast<std::uint16_t>(100 + i));
+  CHECK_EQUAL(1u, r.fake->started());
+  r.answer(300);
+  for (int i = 0; i < 30; ++i) {
+    CHECK_TRUE(r.got[i]->ok);
+    CHECK(dns::validate_response(r.sent[i], r.got[i]->response) == dns::ResponseError::none);
+  }
+  CHECK_EQUAL(29u, r.cache->stats().dedup_joins);
+}
+
+TEST(CachingPool, JoinersBeyondTheBoundStartTheirOwnExchange) {
+  CacheOptions o;
+  o.max_joiners = 3;
+  Rig r(o);
+  for (int i = 0; i < 6; ++i) r.ask("www.example.test", static_cast<std::uint16_t>(i));
+  CHECK_EQUAL(2u, r.fake->started());  // 1 + 3 joiners, then 1 + 1
+  CHECK_EQUAL(4u, r.cache->stats().dedup_joins);
+  r.answer();
+  r.answer();
+  for (int i = 0; i < 6; ++i) CHECK_TRUE(r.got[i]->ok);
+}
+
+TEST(CachingPool, FirstClientsBudgetEndingDoesNotFailTheOthers) {
+  CacheOptions o;
+  o.exchange_budget = 5s;
+  Rig r(o);
+  r.ask("www.example.test", 1);
+  r.sched.advance(3s);
+  r.ask("www.example.test", 2);
+  CHECK_EQUAL(1u, r.fake->started());
+  r.sched.advance(2s);
+  r.cache->cancel(r.tickets[0]);  // the engine's 5 s budget for client 1
+  CHECK_FALSE(r.got[1].has_value());
+  // The flight ran out with client 2 still inside its own budget: it gets a
+  // fresh exchange rather than client 1's SERVFAIL.
+  CHECK_EQUAL(2u, r.fake->started());
+  CHECK_EQUAL(1u, r.fake->cancelled());
+  r.answer();
+  CHECK_TRUE(r.got[1]->ok);
+  CHECK_EQUAL(2, dns::get_id(r.got[1]->response));
+}
+
+TEST(CachingPool, LastClientLeavingCancelsTheExchange) {
+  Rig r;
+  r.ask("www.example.test", 1);
+  r.ask("www.example.test", 2);
+  r.cache->cancel(r.tickets[0]);
+  CHECK_EQUAL(0u, r.fake->cancelled());  // client 2 still waits
+  r.cache->cancel(r.tickets[1]);
+  r.sched.run_ready();
+  CHECK_EQUAL(1u, r.fake->cancelled());
+  CHECK_EQUAL(0u, r.cache->stats().flights);
+}
+
+TEST(CachingPool, StaleServedAtTheClientTimerAndRefreshContinues) {
+  Rig r;
+  r.ask("www.example.test", 1);
+  r.answer(60);
+  r.sched.advance(61s);
+  const std::size_t i = r.ask("www.example.test", 2);
+  CHECK_EQUAL(2u, r.fake->started());
+  r.sched.advance(1799ms);
+  CHECK_FALSE(r.got[i].has_value());  // the refresh may still answer in time
+  r.sched.advance(1ms);
+  CHECK_TRUE(r.got[i]->ok);
+  UNSIGNED_LONGS_EQUAL(stale_answer_ttl, r.ttl(i));
+  CHECK_EQUAL(1u, r.cache->stats().stale_served);
+  CHECK_EQUAL(1u, r.fake->live());  // refresh goes on in the background
+  r.answer(120);
+  const std::size_t j = r.ask("www.example.test", 3);
+  r.sched.run_ready();
+  CHECK_EQUAL(2u, r.fake->started());
+  UNSIGNED_LONGS_EQUAL(120, r.ttl(j));
+}
+
+TEST(CachingPool, StaleServedAtOnceWhenEveryAttemptFails) {
+  Rig r;
+  r.ask("www.example.test", 1);
+  r.answer(60);
+  r.sched.advance(100s);
+  const std::size_t i = r.ask("www.example.test", 2);
+  r.fake->fail_oldest(upstream::Cause::connect_failed);
+  r.sched.run_ready();
+  CHECK_TRUE(r.got[i]->ok);
+  UNSIGNED_LONGS_EQUAL(stale_answer_ttl, r.ttl(i));
+}
+
+TEST(CachingPool, NoStaleWhenOffOrPastTheWindow) {
+  CacheOptions off;
+  off.serve_stale = false;
+  Rig a(off);
+  a.ask("www.example.test", 1);
+  a.answer(60);
+  a.sched.advance(61s);
+  a.ask("www.example.test", 2);
+  a.fake->fail_oldest(upstream::Cause::connect_failed);
+  a.sched.run_ready();
+  CHECK_FALSE(a.got[1]->ok);
+
+  CacheOptions window;
+  window.stale_window = 10s;
+  Rig b(window);
+  b.ask("www.example.test", 1);
+  b.answer(60);
+  b.sched.advance(71s);
+  b.ask("www.example.test", 2);
+  b.sched.advance(2s);
+  CHECK_FALSE(b.got[1].has_value());  // no stale entry: waits for the exchange
+  b.fake->fail_oldest(upstream::Cause::connect_failed);
+  b.sched.run_ready();
+  CHECK_FALSE(b.got[1]->ok);
+}
+
+TEST(CachingPool, PrefetchInTheLastTenthOfTheTtl) {
+  Rig r;
+  r.ask("www.example.test", 1);
+  r.answer(100);
+  r.sched.advance(50s);
+  r.ask("www.example.test", 2);
+  CHECK_EQUAL(1u, r.fake->started());  // not yet
+  r.sched.advance(41s);
+  r.ask("www.example.test", 3);
+  r.ask("www.example.test", 4);
+  r.sched.run_ready();
+  CHECK_EQUAL(2u, r.fake->started());  // one prefetch, not two
+  CHECK_EQUAL(1u, r.cache->stats().prefetches);
+  CHECK_TRUE(r.got[2]->ok);
+  r.answer(100);
+  r.sched.advance(20s);  // past the first entry's TTL: the prefetched one answers
+  const std::size_t i = r.ask("www.example.test", 5);
+  r.sched.run_ready();
+  CHECK_EQUAL(2u, r.fake->started());
+  UNSIGNED_LONGS_EQUAL(80, r.ttl(i));
+}
+
+TEST(CachingPool, FlushMakesTheNextQueryGoUpstream) {
+  Rig r;
+  r.ask("www.example.test", 1);
+  r.answer();
+  CHECK_EQUAL(1u, *r.cache->flush_name("WWW.example.test."));
+  r.ask("www.example.test", 2);
+  CHECK_EQUAL(2u, r.fake->started());
+  CHECK_FALSE(r.cache->flush_name("bad..name").has_value());
+  r.answer();
+  CHECK_EQUAL(1u, r.cache->flush_all());
+}
