@@ -7,6 +7,14 @@
 #   - one client flooding at 10x its query rate (client_limits) while another
 #     runs the 30-name warm burst (`nxdns burst --gate warm`): the burst
 #     passes and the flooder's rejections are counted (udp_client_rate).
+#     The flooder is paced at 500 queries/s for 3 s (1,500 datagrams) and
+#     prints its own CPU time (about 0.3 s measured on the loaded 2-core
+#     box): the burst competes with the daemon's work for it, not with the
+#     generator. Its 50/s admitted queries run on the burst's sessions: they
+#     used to turn the pipelining verdict serial (src/upstream/
+#     pipelining_detector.cpp), so the verdict is checked here too.
+# Under emulation or in a sanitizer build the warm gate is reported, not
+# enforced (as in burst_acceptance.sh); SERVFAIL/timeouts still fail.
 source "$(dirname "$0")/lib.sh"
 require_program dig
 require_program python3
@@ -16,6 +24,9 @@ PORT=5300
 HTTP_PORT=8053
 OUTSIDE="127.0.$((RANDOM % 200 + 20)).250"
 FLOODER="127.0.$((RANDOM % 200 + 20)).251"
+GATE_MODE=()
+if emulated; then GATE_MODE=(--report-only); echo "NOTE: emulated run (qemu): gate reported, not enforced"; fi
+if sanitized; then GATE_MODE=(--report-only); echo "NOTE: sanitizer build: gate reported, not enforced"; fi
 make_pki "$WORK/pki" dot.test
 start_fixture up "$WORK/pki"
 # The burst gates are ratios to a single query over a 40 ms round trip, as in
@@ -52,7 +63,7 @@ nx burst --server "$ADDR:$PORT" --names 30 --zone warmup.test >/dev/null 2>&1 ||
 python3 - "$ADDR" "$PORT" "$FLOODER" >"$WORK/flood.out" 2>&1 <<'PY' &
 # 500 queries/s (10x the configured 50/s) for 3 s, unique names, counting
 # the rcodes of the answers that come back.
-import socket, struct, sys, time, select
+import socket, struct, sys, time, select, os
 addr, port, src = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind((src, 0)); s.setblocking(False)
 def q(i):
@@ -70,19 +81,21 @@ end = time.monotonic() + 2
 while time.monotonic() < end:
     r, _, _ = select.select([s], [], [], 0.1)
     if r: d = s.recv(4096); rc[d[3] & 15] = rc.get(d[3] & 15, 0) + 1
-print("sent", sent, "noerror", rc.get(0, 0), "refused", rc.get(5, 0))
+print("sent", sent, "noerror", rc.get(0, 0), "refused", rc.get(5, 0), "cpu_s", round(sum(os.times()[:2]), 2))
 PY
 FLOOD_PID=$!
 sleep 0.5
 rc=0
-nx burst --server "$ADDR:$PORT" --names 30 --zone fair.test --gate warm >"$WORK/burst.out" 2>&1 || rc=$?
+nx burst --server "$ADDR:$PORT" --names 30 --zone fair.test --gate warm "${GATE_MODE[@]}" >"$WORK/burst.out" 2>&1 || rc=$?
 tail -n 6 "$WORK/burst.out" | sed 's/^/  [burst] /'
 wait "$FLOOD_PID" || fail "flooder failed: $(cat "$WORK/flood.out")"
 [ "$rc" = 0 ] || { cat "$WORK/burst.out"; fail "the burst beside the flooder failed its verdict"; }
-read -r _ sent _ ok _ refused <"$WORK/flood.out"
+read -r _ sent _ ok _ refused _ cpu <"$WORK/flood.out"
 echo "  flooder: $(cat "$WORK/flood.out")"
 [ "$refused" -ge $((sent / 2)) ] || fail "flood: only $refused of $sent REFUSED at 10x the rate"
 [ "$(rejections udp_client_rate)" -ge "$refused" ] || fail "flood: nxdns_rejections_total{udp_client_rate} = $(rejections udp_client_rate), want >= $refused"
-pass "flooder at 10x its rate: $refused of $sent REFUSED and counted ($ok answered); the 30-name burst beside it passed --gate warm"
+verdict=$(curl -fsS "http://$ADDR:$HTTP_PORT/metrics" | sed -n 's/^nxdns_upstream_pipelining{.*verdict="\([a-z]*\)"} 1$/\1/p')
+[ "$verdict" = pipelining ] || fail "flood: the pipelining verdict is '$verdict' after the flood (a concurrent upstream)"
+pass "flooder at 10x its rate (500/s, its CPU ${cpu} s): $refused of $sent REFUSED and counted ($ok answered); the 30-name burst beside it passed --gate warm"
 stop_daemon
 echo "access_and_fairness: all passed"
