@@ -304,7 +304,13 @@ in
       type = types.bool;
       default = false;
       description = ''
-        Open the DNS ports of `settings.listen` (TCP and UDP) in the firewall.
+        Open the DNS ports of `settings.listen` (TCP and UDP) in the firewall,
+        on every interface: anyone who can reach the Pi can then send it
+        queries. nxdns itself still answers only the clients its
+        `access_control` allows (by default loopback, RFC 1918, 100.64.0.0/10,
+        link-local and ULA ranges) and REFUSED to everyone else, so a Pi with
+        a public address does not become an open resolver unless
+        `settings.access_control` allows it.
         The web port (`settings.http.listen`) is never opened by this option.
       '';
     };

@@ -126,6 +126,8 @@ std::unique_ptr<Daemon> Daemon::create(const config::Config& cfg, const Transpor
                             : log::cat("certificate checks retried now for upstream(s) ", which));
   });
 
+  d->listener_state_.access = server::AccessControl(cfg.access_rules);
+  d->listener_state_.clients = server::ClientLimits(server::default_client_limit_options(cfg.client_rate));
   if (!open_listeners(*d, d->base_.get(), cfg.listen, *d->engine_, d->listener_state_, d->udp_, d->tcp_, why))
     return nullptr;
 
@@ -327,6 +329,9 @@ std::string Daemon::apply_reload(config::Config next, const ReloadPlan& plan,
   };
   pool_->apply(std::move(change));
   engine_->set_total_budget(next.budgets.total);
+  // Admission rules apply to the next datagram or connection.
+  listener_state_.access = server::AccessControl(next.access_rules);
+  listener_state_.clients.set_rate(next.client_rate);
   // The cache's flight budget follows budgets.total too.
   if (cache_ && (plan.cache_changed || plan.budgets_changed)) cache_->apply_options(cache_options(next));
   if (!log_level_override_) log::set_level(next.log_level);

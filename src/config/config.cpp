@@ -489,6 +489,65 @@ class Loader {
     }
   }
 
+  // access_control: {allow: [CIDR...], refuse: [CIDR...]}. Longest prefix
+  // decides, so the order of the lists carries no meaning; the same prefix
+  // twice would, and is rejected.
+  void read_access_control(const YAML::Node& n, Config& cfg) const {
+    const std::string path = "access_control";
+    const Map m = read_map(n, path, {"allow", "refuse"}, "a mapping with allow and/or refuse lists of CIDR prefixes");
+    struct Seen {
+      server::Cidr net;
+      std::string path;
+      int line;
+    };
+    std::vector<Seen> seen;
+    for (const Entry& e : m) {
+      const std::string p = join(path, e.key);
+      const server::Access access = e.key == "allow" ? server::Access::allow : server::Access::refuse;
+      if (!e.value.IsSequence()) {
+        fail(p, e.value.Mark(), "expected a list of CIDR prefixes (e.g. [192.168.0.0/16, \"fd00::/8\"]), got " + describe(e.value));
+      }
+      std::size_t i = 0;
+      for (auto it = e.value.begin(); it != e.value.end(); ++it, ++i) {
+        const YAML::Node item = *it;
+        const std::string ip = at(p, i);
+        if (item.IsNull()) fail(ip, item.Mark(), "empty list entry");
+        const std::string text = read_nonempty(item, ip);
+        std::string why;
+        const std::optional<server::Cidr> net = server::parse_cidr(text, &why);
+        if (!net) fail(ip, item.Mark(), "bad prefix " + quote(text) + ": " + why);
+        for (const Seen& s : seen) {
+          if (s.net == *net) {
+            fail(ip, item.Mark(),
+                 net->to_string() + " is already given as " + s.path + " (line " + std::to_string(s.line) +
+                     "); each prefix may appear once");
+          }
+        }
+        seen.push_back(Seen{*net, ip, item.Mark().line + 1});
+        cfg.access_rules.push_back(server::AccessRule{*net, access});
+      }
+    }
+  }
+
+  void read_client_limits(const YAML::Node& n, Config& cfg) const {
+    const std::string path = "client_limits";
+    const Map m = read_map(n, path, {"queries_per_second", "burst"}, "a mapping");
+    const Entry* q = find(m, "queries_per_second");
+    const Entry* b = find(m, "burst");
+    if (q) {
+      cfg.client_rate.per_second =
+          static_cast<std::uint32_t>(read_int(q->value, join(path, "queries_per_second"), 0, 1'000'000));
+      // The default burst is ten seconds' worth, as in the compiled default.
+      cfg.client_rate.burst = cfg.client_rate.per_second * 10;
+    }
+    if (b) {
+      if (q && cfg.client_rate.per_second == 0) {
+        fail(join(path, "burst"), b->key_node.Mark(), "has no effect when queries_per_second is 0 (no limit); remove it");
+      }
+      cfg.client_rate.burst = static_cast<std::uint32_t>(read_int(b->value, join(path, "burst"), 1, 10'000'000));
+    }
+  }
+
   std::string source_;
   LoadOptions opts_;
   std::vector<YAML::Mark> listen_marks_;       // parallel to Config::listen
@@ -530,7 +589,9 @@ Config Loader::run(const std::string& text) {
   if (!root.IsMap()) fail("", root.Mark(), "expected a mapping of settings at the top level, got " + describe(root));
 
   try {
-    const Map m = read_map(root, "", {"listen", "upstreams", "budgets", "http", "cache", "log"}, "a mapping");
+    const Map m = read_map(root, "", {"listen", "upstreams", "budgets", "http", "cache", "log", "access_control",
+                                      "client_limits"},
+                           "a mapping");
     Config cfg;
     cfg.source = source_;
     if (const Entry* e = find(m, "listen")) {
@@ -548,6 +609,8 @@ Config Loader::run(const std::string& text) {
     check_http_vs_dns(cfg);
     if (const Entry* e = find(m, "cache")) read_cache(e->value, cfg);
     if (const Entry* e = find(m, "log")) read_log(e->value, cfg);
+    if (const Entry* e = find(m, "access_control")) read_access_control(e->value, cfg);
+    if (const Entry* e = find(m, "client_limits")) read_client_limits(e->value, cfg);
     return cfg;
   } catch (const YAML::Exception& e) {
     // The walk only uses non-throwing accessors on checked node types; this

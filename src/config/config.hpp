@@ -10,6 +10,8 @@
 
 #include "log/log.hpp"
 #include "net/endpoint.hpp"
+#include "server/access_control.hpp"
+#include "server/client_limits.hpp"
 
 namespace nxdns::config {
 
@@ -72,6 +74,11 @@ struct Config {
   Http http;
   Cache cache;
   log::Level log_level = log::Level::info;
+  // access_control: the operator's rules, laid over the compiled defaults
+  // (server::default_access_rules) by longest prefix. No prefix twice.
+  std::vector<server::AccessRule> access_rules;
+  // client_limits: the per-client query rate (0 per second: off).
+  server::RateLimit client_rate = server::default_rate_limit;
 };
 
 // One validation failure. what() is the one-line message the CLI prints:

@@ -6,13 +6,34 @@
 
 #include "dns/message.hpp"
 #include "loop/scheduler.hpp"
+#include "server/access_control.hpp"
+#include "server/client_limits.hpp"
 
 namespace nxdns::server {
 
-// Per address family. 64 concurrent UDP queries comfortably cover a
-// household burst (the field repro is 30) and bound memory on a Pi.
-inline constexpr std::uint32_t udp_in_flight_cap = 64;
-inline constexpr std::uint32_t tcp_connection_cap = 64;
+// Per address family. Sized for a household's worst moment (the WAN comes
+// back and every device retries at once), not for a calm one: queries past
+// the upstreams' own concurrency wait in the pool's FIFO under the total
+// budget, which costs memory, not refusals. Measured (bench/admission_rss.sh,
+// black-holed upstream): about 2.3 KB of RSS per query in flight, so the cap
+// costs about 9 MiB, under 2 % of a 1 GiB Pi.
+inline constexpr std::uint32_t udp_in_flight_cap = 4096;
+// A connection costs a descriptor and two bufferevent buffers (measured
+// about 1.5 KB idle; at most max_tcp_output_backlog of unread answers); 256 per
+// family stays well inside systemd's default soft limit of 1024 descriptors
+// together with the upstream sessions (8 per upstream).
+inline constexpr std::uint32_t tcp_connection_cap = 256;
+// No single client address may hold more than this share of either cap:
+// one misbehaving device leaves the others three quarters of the UDP slots
+// and seven eighths of the TCP connections. A stub resolver needs a handful
+// of each; the UDP share still admits a 500-outstanding load test from one
+// address (bench/outstanding_500.sh).
+inline constexpr std::uint32_t udp_client_share = udp_in_flight_cap / 4;
+inline constexpr std::uint32_t tcp_client_share = tcp_connection_cap / 8;
+// Clients tracked for rate and share (8-way sets). Larger than the busy
+// records the caps allow in practice, so new clients nearly always find room;
+// about 64 bytes each: 512 KiB, fixed at start.
+inline constexpr std::size_t client_table_capacity = 8192;
 // RFC 7766 allows frames up to 65535 octets, but a query never needs more
 // than a name, a question and a small OPT: larger frames are hostile. The
 // same cap as UDP's (dns::max_client_query, where the figure is argued).
@@ -44,9 +65,19 @@ enum class Rejection : std::uint8_t {
   accept_failed,          // accept() error (EMFILE, ENFILE, ...)
   receive_failed,         // recvmsg error other than EAGAIN/EINTR
   udp_query_too_large,    // datagram over dns::max_client_query: answered FORMERR
+  udp_access_refused,     // client outside access_control: answered REFUSED
+  tcp_access_refused,     // client outside access_control: each query answered REFUSED
+  udp_client_share,       // client holds its share of UDP slots: answered REFUSED
+  tcp_client_share,       // client holds its share of TCP connections: closed at once
+  udp_client_rate,        // client over its query rate: answered REFUSED
+  tcp_client_rate,        // client over its query rate: answered REFUSED
+  client_table_full,      // no room to track a new client (all of its set busy): REFUSED / closed
 };
-inline constexpr std::size_t rejection_count = static_cast<std::size_t>(Rejection::udp_query_too_large) + 1;
+inline constexpr std::size_t rejection_count = static_cast<std::size_t>(Rejection::client_table_full) + 1;
 const char* describe(Rejection r);
+
+// The compiled shares and table size with `rate` and a random hash key.
+ClientLimitOptions default_client_limit_options(const RateLimit& rate);
 
 struct FamilyState {
   std::uint32_t udp_in_flight = 0;
@@ -55,6 +86,9 @@ struct FamilyState {
 
 // Shared by every listener of the daemon.
 struct ListenerState {
+  ListenerState();
+  AccessControl access;
+  ClientLimits clients;
   FamilyState v4, v6;
   std::array<std::uint64_t, rejection_count> rejections{};
   std::uint64_t tcp_accepted = 0;

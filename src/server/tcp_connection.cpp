@@ -12,8 +12,15 @@
 namespace nxdns::server {
 
 TcpConnection::TcpConnection(event_base* base, loop::Scheduler& sched, loop::UniqueFd fd, query::Engine& engine,
-                             ListenerState& state, Closed on_closed)
-    : sched_(sched), engine_(engine), state_(state), on_closed_(std::move(on_closed)), idle_(sched), closing_(sched) {
+                             ListenerState& state, const ClientKey& client, bool outside_access, Closed on_closed)
+    : sched_(sched),
+      engine_(engine),
+      state_(state),
+      on_closed_(std::move(on_closed)),
+      client_(client),
+      outside_access_(outside_access),
+      idle_(sched),
+      closing_(sched) {
   bev_.reset(bufferevent_socket_new(base, fd.get(), BEV_OPT_CLOSE_ON_FREE));
   if (!bev_) return;  // fd closes with `fd`
   fd.release();
@@ -77,6 +84,18 @@ void TcpConnection::on_read() {
     }
     dns::Bytes frame(head + scan.offset, head + scan.offset + scan.length);
     evbuffer_drain(in, scan.consumed());
+    if (const std::optional<Rejection> why = refusal()) {
+      state_.reject(*why);
+      dns::Bytes refused = engine_.refuse(frame, query::Protocol::tcp);
+      if (refused.empty()) {
+        close("unreadable frame");
+        return;
+      }
+      write_frame(std::move(refused));
+      if (!bev_) return;
+      arm_idle();
+      continue;
+    }
     std::weak_ptr<TcpConnection*> weak = alive_;
     // The id is known only after submit returns; the reply looks it up.
     auto id_box = std::make_shared<query::Engine::QueryId>(0);
@@ -103,6 +122,17 @@ void TcpConnection::on_read() {
     if (!bev_) return;
   }
   update_reading();
+}
+
+std::optional<Rejection> TcpConnection::refusal() {
+  if (outside_access_) return Rejection::tcp_access_refused;
+  switch (state_.clients.admit_tcp_query(client_, sched_.now())) {
+    case ClientVerdict::admit: return std::nullopt;
+    case ClientVerdict::over_rate: return Rejection::tcp_client_rate;
+    case ClientVerdict::over_share: return Rejection::tcp_client_share;
+    case ClientVerdict::table_full: return Rejection::client_table_full;
+  }
+  return std::nullopt;
 }
 
 void TcpConnection::answer(query::Engine::QueryId id, dns::Bytes&& reply) {

@@ -4,6 +4,7 @@
 // slow or hostile client costs only its own connection.
 #include <functional>
 #include <memory>
+#include <optional>
 #include <unordered_set>
 
 #include "loop/event_handles.hpp"
@@ -19,14 +20,18 @@ class TcpConnection {
 
   // Takes ownership of `fd`. `on_closed` runs once, from the loop, after the
   // socket is gone; the owner then destroys this object.
+  // `outside_access`: the client is outside access_control; every query
+  // it sends is answered REFUSED and nothing is forwarded.
   TcpConnection(event_base* base, loop::Scheduler& sched, loop::UniqueFd fd, query::Engine& engine, ListenerState& state,
-                Closed on_closed);
+                const ClientKey& client, bool outside_access, Closed on_closed);
   ~TcpConnection();
   TcpConnection(const TcpConnection&) = delete;
   TcpConnection& operator=(const TcpConnection&) = delete;
 
   bool ok() const { return static_cast<bool>(bev_); }
   std::size_t pending() const { return pending_.size(); }
+  const ClientKey& client() const { return client_; }
+  bool outside_access() const { return outside_access_; }
   // Shutdown drain: read no more queries; close once answers are out.
   void stop_reading();
 
@@ -42,11 +47,15 @@ class TcpConnection {
   // After the client's EOF: close once nothing is owed to it.
   void close_when_answered(const char* why);
   bool has_complete_frame() const;
+  // Why this query must be answered REFUSED (access, rate), if it must.
+  std::optional<Rejection> refusal();
 
   loop::Scheduler& sched_;
   query::Engine& engine_;
   ListenerState& state_;
   Closed on_closed_;
+  ClientKey client_;
+  bool outside_access_;
   loop::BuffereventPtr bev_;
   loop::Timer idle_;
   loop::Timer closing_;

@@ -30,13 +30,18 @@ TcpListener::~TcpListener() {
   FamilyState& fam = state_.family(local_.family());
   const auto n = static_cast<std::uint32_t>(conns_.size());
   fam.tcp_connections = fam.tcp_connections > n ? fam.tcp_connections - n : 0;
+  for (auto& [p, c] : conns_)
+    if (!c->outside_access()) state_.clients.release_tcp_connection(c->client());
   conns_.clear();
 }
 
 void TcpListener::on_acceptable() {
   // Bounded so one listener cannot monopolise the loop under a SYN flood.
   for (int i = 0; i < 32 && !stopped_; ++i) {
-    const int cfd = ::accept4(fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    sockaddr_storage peer{};
+    socklen_t peer_len = sizeof peer;
+    const int cfd =
+        ::accept4(fd_.get(), reinterpret_cast<sockaddr*>(&peer), &peer_len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (cfd < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
       if (errno == EINTR || errno == ECONNABORTED) continue;
@@ -58,9 +63,23 @@ void TcpListener::on_acceptable() {
       state_.reject(Rejection::tcp_connection_cap);
       continue;
     }
-    auto conn = std::make_unique<TcpConnection>(base_, sched_, std::move(fd), engine_, state_,
+    const auto* sa = reinterpret_cast<const sockaddr*>(&peer);
+    // A client outside access_control is kept (its queries are answered
+    // REFUSED, like over UDP) but never enters the client table.
+    const bool outside = state_.access.decide(sa) == Access::refuse;
+    const ClientKey client = client_key(sa);
+    if (!outside) {
+      const ClientVerdict v = state_.clients.admit_tcp_connection(client, sched_.now());
+      if (v != ClientVerdict::admit) {
+        // Closed at once, like past the cap: only this client is affected.
+        state_.reject(v == ClientVerdict::over_share ? Rejection::tcp_client_share : Rejection::client_table_full);
+        continue;
+      }
+    }
+    auto conn = std::make_unique<TcpConnection>(base_, sched_, std::move(fd), engine_, state_, client, outside,
                                                 [this](TcpConnection* c) { release(c); });
     if (!conn->ok()) {
+      if (!outside) state_.clients.release_tcp_connection(client);
       state_.reject(Rejection::accept_failed);
       continue;
     }
@@ -76,6 +95,7 @@ void TcpListener::release(TcpConnection* c) {
   if (it == conns_.end()) return;
   FamilyState& fam = state_.family(local_.family());
   if (fam.tcp_connections > 0) --fam.tcp_connections;
+  if (!c->outside_access()) state_.clients.release_tcp_connection(c->client());
   conns_.erase(it);
 }
 

@@ -101,6 +101,15 @@ void UdpListener::on_readable() {
       }
     }
     const dns::ByteView packet(buf_.data(), static_cast<std::size_t>(n));
+    const auto* peer = reinterpret_cast<const sockaddr*>(&to.peer);
+    if (state_.access.decide(peer) == Access::refuse) {
+      // Outside access_control: REFUSED (RFC 1035 §4.1.1: "for policy
+      // reasons"), never forwarded, never tracked in the client table.
+      state_.reject(Rejection::udp_access_refused);
+      auto refused = engine_.refuse(packet, query::Protocol::udp);
+      if (!refused.empty()) send_reply(to, refused);
+      continue;
+    }
     if (packet.size() > dns::max_client_query) {
       // No single-question query is this long (dns::max_client_query says
       // why); answered FORMERR from the header alone, never parsed further.
@@ -119,18 +128,32 @@ void UdpListener::on_readable() {
       if (!refused.empty()) send_reply(to, refused);
       continue;
     }
+    const ClientKey client = client_key(peer);
+    const ClientVerdict verdict = state_.clients.admit_udp_query(client, loop::Clock::now());
+    if (verdict != ClientVerdict::admit) {
+      // This client's share or rate is spent: it alone gets REFUSED, the
+      // slots it would have taken stay free for everyone else.
+      state_.reject(verdict == ClientVerdict::over_share  ? Rejection::udp_client_share
+                    : verdict == ClientVerdict::over_rate ? Rejection::udp_client_rate
+                                                          : Rejection::client_table_full);
+      auto refused = engine_.refuse(packet, query::Protocol::udp);
+      if (!refused.empty()) send_reply(to, refused);
+      continue;
+    }
     std::weak_ptr<UdpListener*> weak = alive_;
-    auto res = engine_.submit(packet, query::Protocol::udp, [weak, to](dns::Bytes&& answer) {
+    auto res = engine_.submit(packet, query::Protocol::udp, [weak, to, client](dns::Bytes&& answer) {
       auto alive = weak.lock();
       if (!alive || !*alive) return;
       UdpListener* self = *alive;
       FamilyState& f = self->state_.family(self->local_.family());
       if (f.udp_in_flight > 0) --f.udp_in_flight;
+      self->state_.clients.release_udp(client);
       self->send_reply(to, answer);
     });
     switch (res.kind) {
       case query::Engine::Admission::forwarded:
         ++fam.udp_in_flight;
+        state_.clients.hold_udp(client);
         break;
       case query::Engine::Admission::answered:
         send_reply(to, res.reply);

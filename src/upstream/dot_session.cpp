@@ -146,6 +146,7 @@ void DotSession::dial() {
   newest_answered_written_.reset();
   reordered_ = false;
   last_answer_at_.reset();
+  last_answered_written_.reset();
 
   const int fd = ::socket(params_.address.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
@@ -439,7 +440,7 @@ bool DotSession::handle_frame(dns::ByteView frame) {
   // previous answer came, and whether an earlier-written one is still waiting.
   const std::uint64_t seq = it->second.seq;
   const loop::TimePoint now = sched_.now();
-  last_answer_timing_ = AnswerTiming{it->second.written_at, now, last_answer_at_, false, reordered_};
+  last_answer_timing_ = AnswerTiming{it->second.written_at, now, last_answer_at_, false, reordered_, last_answered_written_};
   for (const auto& [other_wire_id, o] : outstanding_) {
     if (o.seq < seq) {
       last_answer_timing_.overtook = true;
@@ -448,6 +449,7 @@ bool DotSession::handle_frame(dns::ByteView frame) {
     }
   }
   last_answer_at_ = now;
+  last_answered_written_ = it->second.written_at;
   if (!newest_answered_written_ || it->second.written_at > *newest_answered_written_) {
     newest_answered_written_ = it->second.written_at;
   }

@@ -237,6 +237,7 @@ class DotSession {
   std::optional<loop::TimePoint> newest_answered_written_;
   std::size_t max_outstanding_ = SIZE_MAX;
   std::optional<loop::TimePoint> last_answer_at_;
+  std::optional<loop::TimePoint> last_answered_written_;  // when the last answer's query went out
   bool reordered_ = false;  // this connection answered out of order at least once
   AnswerTiming last_answer_timing_;
 };

@@ -48,6 +48,22 @@ AnswerEvidence classify_answer(const AnswerTiming& a, loop::Duration together_wi
   const loop::Duration gap = a.answered - *a.previous_answer;
   if (gap <= together_window) return AnswerEvidence::together;
   if (a.connection_reordered) return AnswerEvidence::none;
+  // Only queries that left together can show a line. A client pacing its
+  // queries (one at its rate limit, a device polling) gets paced answers
+  // from a concurrent server, each with its own jitter: on a loaded machine
+  // two such answers a few ms late in a row read as "one at a time" (a
+  // serial verdict from one client's steady 50 queries/s beside a burst,
+  // which then spread the next burst over fresh dials). So queries written
+  // more than a window apart say nothing, and for the rest only spacing
+  // beyond the writes' own is the server's. What this gives up: a serial
+  // server seen only through paced queries (its line grows by its service
+  // time minus the pacing, slowly); the next burst shows it at once, and
+  // the stall watch meanwhile.
+  if (a.previous_written) {
+    const loop::Duration spacing = a.written - *a.previous_written;
+    if (spacing > together_window) return AnswerEvidence::none;
+    if (spacing > loop::Duration::zero() && gap - spacing <= together_window) return AnswerEvidence::none;
+  }
   // Later than the previous answer, in order. It says "one at a time" only
   // if this query had been outstanding long enough that a concurrent server
   // would already have answered it when the previous answer came.
@@ -65,6 +81,7 @@ void PipeliningDetector::expire(loop::TimePoint now) {
   if (verdict_ == PipeliningVerdict::unknown || now - confirmed_at_ < verdict_lifetime) return;
   verdict_ = PipeliningVerdict::unknown;
   latency_floor_.reset();
+  last_apart_.reset();
   together_ = apart_ = 0;
 }
 
@@ -99,6 +116,11 @@ void PipeliningDetector::observe(const AnswerTiming& a) {
       if (together_ >= verdict_evidence) decide(PipeliningVerdict::pipelining, a.answered);
       return;
     case AnswerEvidence::apart:
+      // Late answers of several connections read in one instant are one
+      // event (this loop or the path stalled), not a line on each: a
+      // server's line is per connection, its answers a service time apart.
+      if (last_apart_ && a.answered - *last_apart_ <= together_window()) return;
+      last_apart_ = a.answered;
       together_ = 0;
       if (++apart_ >= verdict_evidence) decide(PipeliningVerdict::serial, a.answered);
       return;

@@ -25,6 +25,10 @@ struct AnswerTiming {
   // An earlier answer on this connection overtook: the server reorders, so
   // spacing between its answers is its queries' own latency, not a line.
   bool connection_reordered = false;
+  // When the previous answer's query was written. Queries written some time
+  // apart are answered that far apart by a concurrent server: only spacing
+  // beyond the writes' own is the server's.
+  std::optional<loop::TimePoint> previous_written;
 };
 
 // How many consistent observations decide a verdict. Two, not one: a single
@@ -65,6 +69,7 @@ class PipeliningDetector {
   std::optional<loop::Duration> latency_floor_;
   int together_ = 0;  // consecutive "came together" observations
   int apart_ = 0;     // consecutive "came one at a time" observations
+  std::optional<loop::TimePoint> last_apart_;  // when the last counted "apart" answer came
 };
 
 // Pure classification of one answer, exposed for the table test.

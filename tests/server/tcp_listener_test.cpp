@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "loop/loop_scheduler.hpp"
@@ -46,8 +47,13 @@ struct TcpRig {
     pool.reset();
     sched.reset();
   }
-  int connect_client() {
+  // From `source` (a 127/8 address), so tests can be several clients.
+  int connect_client(const char* source = nullptr) {
     const int c = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (source) {
+      auto from = net::make_endpoint(source, 0);
+      CHECK_EQUAL(0, ::bind(c, from->sa(), from->len));
+    }
     CHECK_EQUAL(0, ::connect(c, listener->local().sa(), listener->local().len));
     clients.push_back(c);
     return c;
@@ -216,10 +222,16 @@ TEST(TcpListener, ClosedClientsLateAnswerClosesTheConnection) {
 
 TEST(TcpListener, ConnectionsOverTheCapAreClosedAtOnce) {
   TcpRig rig;
-  for (std::uint32_t i = 0; i < server::tcp_connection_cap; ++i) rig.connect_client();
+  // From as many addresses as the per-client share needs; accepted as they
+  // come (the listen backlog is smaller than the cap).
+  for (std::uint32_t i = 0; i < server::tcp_connection_cap; ++i) {
+    const std::string from = "127.0.9." + std::to_string(1 + i / server::tcp_client_share);
+    rig.connect_client(from.c_str());
+    if (i % 16 == 15) rig.spin(5);
+  }
   rig.spin(50);
   CHECK_EQUAL(server::tcp_connection_cap, rig.listener->connections());
-  const int extra = rig.connect_client();
+  const int extra = rig.connect_client("127.0.9.200");
   CHECK_TRUE(closed_by_server(rig, extra));
   CHECK_EQUAL(1u, rig.state.rejected(server::Rejection::tcp_connection_cap));
   // The 64 admitted connections still work.
@@ -238,4 +250,33 @@ TEST(TcpListener, StopAcceptingDrainsThenCloses) {
   rig.fake->answer_oldest();
   CHECK_EQUAL(7, dns::get_id(read_frame(rig, c)));  // the pending answer still goes out
   CHECK_TRUE(closed_by_server(rig, c));
+}
+
+TEST(TcpListener, OneClientGetsItsShareOfConnectionsAndNoMore) {
+  TcpRig rig;
+  for (std::uint32_t i = 0; i < server::tcp_client_share; ++i) rig.connect_client("127.0.8.1");
+  rig.spin(50);
+  CHECK_EQUAL(server::tcp_client_share, rig.listener->connections());
+  const int over = rig.connect_client("127.0.8.1");
+  CHECK_TRUE(closed_by_server(rig, over));
+  CHECK_EQUAL(1u, rig.state.rejected(server::Rejection::tcp_client_share));
+  // Another client is unaffected.
+  const int other = rig.connect_client("127.0.8.2");
+  send_all(other, framed_query(0x0202));
+  rig.spin(20);
+  rig.fake->answer_oldest();
+  CHECK_EQUAL(0x0202, dns::get_id(read_frame(rig, other)));
+}
+
+TEST(TcpListener, ClientOutsideAccessControlGetsRefusedOverTcp) {
+  TcpRig rig;
+  rig.state.access = server::AccessControl({{*server::parse_cidr("127.0.7.7", nullptr), server::Access::refuse}});
+  const int c = rig.connect_client("127.0.7.7");
+  send_all(c, framed_query(0x0303));
+  rig.spin(20);
+  const auto reply = read_frame(rig, c);
+  CHECK_EQUAL(0x0303, dns::get_id(reply));
+  CHECK_EQUAL(5, reply[3] & 0x0F);  // REFUSED
+  CHECK_EQUAL(0u, rig.engine->in_flight());  // never forwarded
+  CHECK_EQUAL(1u, rig.state.rejected(server::Rejection::tcp_access_refused));
 }

@@ -69,6 +69,41 @@ TEST(AnswerClassification, SpacingOnAConnectionThatReorderedSaysNothing) {
   STRCMP_EQUAL("together", describe(classify_answer(a, 4ms, 40ms)));
 }
 
+// Queries written apart, answered in order: a concurrent server spaces its
+// answers as the queries were spaced, each with its own jitter. Only
+// queries written within the window of each other are judged, and only on
+// spacing beyond the writes' own. Together window 4 ms, floor 40 ms.
+struct PacedRow {
+  const char* situation;
+  Duration previous_written, written;  // after t0
+  Duration previous, answered;         // after t0
+  AnswerEvidence expected;
+};
+const PacedRow paced_rows[] = {
+    {"written 2 ms apart, answered 5 ms apart (3 ms of jitter): none", 0ms, 2ms, 40ms, 45ms, AnswerEvidence::none},
+    {"written 20 ms apart, answered 23 ms apart, in order: none", 0ms, 20ms, 58ms, 81ms, AnswerEvidence::none},
+    {"written 2 ms apart, answered 10 ms apart (one 10 ms service time): apart", 0ms, 2ms, 50ms, 60ms,
+     AnswerEvidence::apart},
+    {"written 8 ms apart, answered 14 ms apart (a hiccup on a loaded machine): none", 0ms, 8ms, 40ms, 54ms,
+     AnswerEvidence::none},
+    {"written 1 ms apart, answered together: together", 0ms, 1ms, 40ms, 41ms, AnswerEvidence::together},
+    {"written together, answered 10 ms apart: apart", 0ms, 0ms, 40ms, 50ms, AnswerEvidence::apart},
+};
+
+TEST(AnswerClassification, PacedWritesSpaceTheirAnswers) {
+  for (const PacedRow& r : paced_rows) {
+    AnswerTiming a;
+    a.previous_written = t0 + r.previous_written;
+    a.written = t0 + r.written;
+    a.previous_answer = t0 + r.previous;
+    a.answered = t0 + r.answered;
+    const AnswerEvidence got = classify_answer(a, 4ms, 40ms);
+    if (got != r.expected) {
+      FAIL(nxdns::log::cat(r.situation, ": got ", describe(got), ", want ", describe(r.expected)).c_str());
+    }
+  }
+}
+
 TEST(AnswerClassification, Table) {
   for (const Row& r : rows) {
     AnswerTiming a;
@@ -92,6 +127,7 @@ struct Connection {
   PipeliningDetector& detector;
   std::optional<TimePoint> last_answer;
   bool reordered = false;
+  std::optional<TimePoint> last_answered_written;
 
   // `answer_at[i]`: when (after the write) the i-th written query is
   // answered; nullopt: never. Answers are delivered in time order.
@@ -114,11 +150,32 @@ struct Connection {
       a.written = written;
       a.answered = clock.now();
       a.previous_answer = last_answer;
+      a.previous_written = last_answered_written;
       for (std::size_t k = 0; k < d.index; ++k) a.overtook = a.overtook || !answered[k];
       a.connection_reordered = reordered;
       reordered = reordered || a.overtook;
       answered[d.index] = true;
       last_answer = a.answered;
+      last_answered_written = a.written;
+      detector.observe(a);
+    }
+  }
+
+  // A client pacing its queries `every` apart; the i-th is answered
+  // `latency[i]` after its own write (in order: the caller keeps it so).
+  void paced(Duration every, const std::vector<Duration>& latency) {
+    const TimePoint start = clock.now();
+    for (std::size_t i = 0; i < latency.size(); ++i) {
+      AnswerTiming a;
+      a.written = start + every * static_cast<int>(i);
+      a.answered = a.written + latency[i];
+      a.previous_answer = last_answer;
+      a.previous_written = last_answered_written;
+      a.connection_reordered = reordered;
+      const Duration wait = a.answered - clock.now();
+      clock.advance(wait > Duration::zero() ? wait : Duration::zero());
+      last_answer = a.answered;
+      last_answered_written = a.written;
       detector.observe(a);
     }
   }
@@ -141,7 +198,7 @@ std::vector<std::optional<Duration>> serial(std::size_t n, Duration rtt, Duratio
 TEST_GROUP(PipeliningDetector) {
   nxdns::test::FakeScheduler clock;
   PipeliningDetector detector;
-  Connection conn{clock, detector, std::nullopt, false};
+  Connection conn{clock, detector, std::nullopt, false, std::nullopt};
 
   PipeliningVerdict verdict() { return detector.verdict(clock.now()); }
 };
@@ -187,9 +244,63 @@ TEST(PipeliningDetector, OneLateAnswerIsNotAVerdict) {
   conn.burst({40ms, 55ms, 55ms, 55ms});
   STRCMP_EQUAL("pipelining", describe(verdict()));
   PipeliningDetector fresh;
-  Connection c2{clock, fresh, std::nullopt, false};
+  Connection c2{clock, fresh, std::nullopt, false, std::nullopt};
   c2.burst({40ms, 55ms});
   STRCMP_EQUAL("unknown", describe(fresh.verdict(clock.now())));
+}
+
+TEST(PipeliningDetector, PacedQueriesToAConcurrentUpstreamAreNotSerial) {
+  // One client at its rate limit, 2 ms apart, while this loop (or the path)
+  // falls a little further behind with each answer: 3 ms more latency per
+  // answer, answers 5 ms apart. A concurrent upstream all the same; before,
+  // this read as a serial line (and the next burst was spread over dials).
+  conn.burst(concurrent(4, 40ms));
+  STRCMP_EQUAL("pipelining", describe(verdict()));
+  clock.advance(1s);
+  conn.paced(2ms, {40ms, 43ms, 46ms, 49ms, 52ms, 55ms});
+  STRCMP_EQUAL("pipelining", describe(verdict()));
+}
+
+TEST(PipeliningDetector, PacedAnswersLateTogetherAfterAHiccupAreNotSerial) {
+  // Queries 10 ms apart; this loop (or the path) stalls and the answers come
+  // 6 ms later than their spacing, several in a row.
+  conn.burst(concurrent(4, 40ms));
+  clock.advance(1s);
+  conn.paced(10ms, {40ms, 46ms, 52ms, 58ms, 64ms});
+  STRCMP_EQUAL("pipelining", describe(verdict()));
+}
+
+TEST(PipeliningDetector, LateAnswersOfTwoConnectionsInOneInstantAreOneObservation) {
+  // Two connections, each with a query written 3 ms after its previous
+  // one; both answers are read in the same instant 8 ms after their
+  // connection's previous answer (a stall here): one event, not a line.
+  Connection other{clock, detector, std::nullopt, false, std::nullopt};
+  conn.burst(concurrent(4, 40ms));
+  other.burst(concurrent(4, 40ms));
+  STRCMP_EQUAL("pipelining", describe(verdict()));
+  clock.advance(1s);
+  const TimePoint w = clock.now();
+  for (Connection* c : {&conn, &other}) {
+    c->last_answer = w + 40ms;
+    c->last_answered_written = w;
+  }
+  clock.advance(48ms);
+  for (Connection* c : {&conn, &other}) {
+    AnswerTiming a;
+    a.written = w + 3ms;
+    a.answered = clock.now();
+    a.previous_answer = c->last_answer;
+    a.previous_written = c->last_answered_written;
+    detector.observe(a);
+  }
+  STRCMP_EQUAL("pipelining", describe(verdict()));
+}
+
+TEST(PipeliningDetector, PacedQueriesToASerialUpstreamAreSerial) {
+  // 2 ms apart to a server taking 10 ms each, one at a time: the line grows
+  // by 8 ms per query beyond the writes' spacing.
+  conn.paced(2ms, {50ms, 58ms, 66ms, 74ms});
+  STRCMP_EQUAL("serial", describe(verdict()));
 }
 
 TEST(PipeliningDetector, AStallIsSerialAtOnce) {
