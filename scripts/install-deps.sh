@@ -138,8 +138,10 @@ is_installed() {
   # build that bundles npm (and Conflicts with Debian's npm) provides npm.
   # Native names only: an :arm64 name must be that very package.
   [[ "$1" != *:* ]] || return 1
+  # grep reads everything (no -q): under pipefail, a grep that quits at its
+  # first match leaves dpkg-query to die of SIGPIPE and fails the pipeline.
   dpkg-query -W -f='${db:Status-Status} ${Provides}\n' 2>/dev/null |
-    grep -qE "^installed .*(^| |,)$name( |,|\$)"
+    grep -E "^installed .*(^| |,)$name( |,|\$)" >/dev/null
 }
 
 missing=()
