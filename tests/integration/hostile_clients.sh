@@ -277,9 +277,23 @@ servfail = sum(1 for v in got.values() if v == 2)
 print(noerror, refused, len(got) - noerror - refused - servfail, n - len(got), "%.0f" % (slowest_refused or -1))
 PY
 }
+# The kernel's count of datagrams it dropped because a UDP socket's receive
+# buffer was full (system-wide; nothing else runs during this serial test).
+rcvbuf_errors() { awk '/^Udp: [0-9]/ { print $6 }' /proc/net/snmp; }
 for round in 1 2 3; do
+  drops_before=$(rcvbuf_errors)
   read -r ok refused other silent slowest < <(flood "$round")
-  [ "$silent" = 0 ] || fail "flood $round: $silent of 4496 queries got no answer at all (send_failed $(rejections send_failed), udp_in_flight_cap $(rejections udp_in_flight_cap), kernel UDP: $(grep "^Udp: [0-9]" /proc/net/snmp))"
+  dropped=$(( $(rcvbuf_errors) - drops_before ))
+  # Every datagram the daemon read gets an answer. Natively the pacing keeps
+  # the socket buffer from overflowing, so nothing may go silent. An
+  # instrumented or emulated daemon reads slower than 2,500/s at moments and
+  # the kernel drops datagrams before the daemon sees them: those (and only
+  # as many as the kernel counted) are reported, not failed.
+  if [ "$silent" != 0 ] && { emulated || sanitized; } && [ "$silent" -le "$dropped" ]; then
+    echo "NOTE: flood $round: $silent queries unanswered, all dropped by the kernel before the daemon read them (RcvbufErrors +$dropped; sanitizer or emulated daemon)"
+    silent=0
+  fi
+  [ "$silent" = 0 ] || fail "flood $round: $silent of 4496 queries got no answer at all (kernel receive-buffer drops during the flood: $dropped; send_failed $(rejections send_failed), udp_in_flight_cap $(rejections udp_in_flight_cap))"
   [ "$other" = 0 ] || fail "flood $round: $other answers were neither NOERROR, SERVFAIL (budget) nor REFUSED"
   [ "$ok" -ge 64 ] || fail "flood $round: only $ok NOERROR (the 64 at the upstream should all be answered)"
   # 400 past the cap, less the slots freed while the flood was sent (at most
