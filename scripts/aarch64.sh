@@ -204,11 +204,11 @@ fi
 # Tests labelled budget_timing assert millisecond budgets that qemu-user
 # stretches (tests/integration/CMakeLists.txt says which and why): they are
 # left out here by label, named, and run in every native stage.
-timing_only=$(cd "$BUILD" && ctest -N -L budget_timing | sed -n 's/^ *Test *#[0-9]*: //p' | tr '\n' ' ')
-step "not run under emulation (label budget_timing; run natively by main, mbedtls3, asan): ${timing_only:-none}"
+timing_only=$(cd "$BUILD" && ctest -N -L 'budget_timing|native_speed' | sed -n 's/^ *Test *#[0-9]*: //p' | tr '\n' ' ')
+step "not run under emulation (labels budget_timing, native_speed; run natively by main, mbedtls3, asan): ${timing_only:-none}"
 read -ra extra <<<"${NXDNS_AARCH64_CTEST:-}"
 set +e
-(cd "$BUILD" && ctest --output-on-failure -j"$JOBS" --timeout 600 -LE budget_timing "${extra[@]}") 2>&1 | tee "$BUILD/ctest.log"
+(cd "$BUILD" && ctest --output-on-failure -j"$JOBS" --timeout 600 -LE 'budget_timing|native_speed' "${extra[@]}") 2>&1 | tee "$BUILD/ctest.log"
 rc=${PIPESTATUS[0]}
 set -e
 # ctest shows a passing test's output only in its log; surface every line in

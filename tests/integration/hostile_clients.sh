@@ -298,7 +298,8 @@ for round in 1 2 3; do
   [ "$ok" -ge 64 ] || fail "flood $round: only $ok NOERROR (the 64 at the upstream should all be answered)"
   # 400 past the cap, less the slots freed while the flood was sent (at most
   # 64 answered per second by this upstream, 1.8 s of sending).
-  [ "$refused" -ge 250 ] || fail "flood $round: only $refused REFUSED past the cap"
+  # Datagrams the kernel dropped (sanitizer runs only, above) never arrived.
+  [ "$refused" -ge $((250 - dropped)) ] || fail "flood $round: only $refused REFUSED past the cap ($dropped dropped by the kernel)"
   [ "$slowest" -le $((500 * T)) ] || fail "flood $round: a REFUSED came $slowest ms after its query"
   eval "rss_$round=$(rss_kib)"
   echo "  flood $round: 4496 queries -> $ok NOERROR, $refused REFUSED (each within $slowest ms); RSS $(rss_kib) KiB"
