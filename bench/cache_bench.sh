@@ -31,9 +31,7 @@ while [ $# -gt 0 ]; do
 done
 # shellcheck source=../tests/integration/lib.sh
 source "$HERE/../tests/integration/lib.sh" "$BUILD/src/cli/nxdns" "$BUILD/tests/fixtures"
-for tool in unbound dnsperf python3; do
-  command -v "$tool" >/dev/null || { echo "SKIPPED: $tool not installed"; exit 77; }
-done
+for tool in unbound dnsperf python3; do require_program "$tool"; done
 
 ADDR=$(pick_loopback)
 make_pki "$WORK/pki" dot.test

@@ -29,9 +29,7 @@ while [ $# -gt 0 ]; do
 done
 # shellcheck source=../tests/integration/lib.sh
 source "$HERE/../tests/integration/lib.sh" "$BUILD/src/cli/nxdns" "$BUILD/tests/fixtures"
-for tool in unbound dnsperf valgrind callgrind_control; do
-  command -v "$tool" >/dev/null || { echo "SKIPPED: $tool not installed"; exit 77; }
-done
+for tool in unbound dnsperf valgrind callgrind_control; do require_program "$tool"; done
 
 NAMES=50 N1=2 N2=12
 ADDR=$(pick_loopback)

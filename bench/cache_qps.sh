@@ -25,9 +25,7 @@ while [ $# -gt 0 ]; do
 done
 # shellcheck source=../tests/integration/lib.sh
 source "$HERE/../tests/integration/lib.sh" "$BUILD/src/cli/nxdns" "$BUILD/tests/fixtures"
-for tool in unbound dnsperf; do
-  command -v "$tool" >/dev/null || { echo "SKIPPED: $tool not installed"; exit 77; }
-done
+for tool in unbound dnsperf; do require_program "$tool"; done
 
 ADDR=$(pick_loopback)
 make_pki "$WORK/pki" dot.test
