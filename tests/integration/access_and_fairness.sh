@@ -24,9 +24,7 @@ PORT=5300
 HTTP_PORT=8053
 OUTSIDE="127.0.$((RANDOM % 200 + 20)).250"
 FLOODER="127.0.$((RANDOM % 200 + 20)).251"
-GATE_MODE=()
-if emulated; then GATE_MODE=(--report-only); echo "NOTE: emulated run (qemu): gate reported, not enforced"; fi
-if sanitized; then GATE_MODE=(--report-only); echo "NOTE: sanitizer build: gate reported, not enforced"; fi
+set_gate_mode
 make_pki "$WORK/pki" dot.test
 start_fixture up "$WORK/pki"
 # The burst gates are ratios to a single query over a 40 ms round trip, as in

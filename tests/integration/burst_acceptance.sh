@@ -23,9 +23,7 @@ RTT=40
 make_pki "$WORK/pki" dot.test
 echo "tls library: $(nx version | grep mbedtls)"
 
-GATE_MODE=()
-if emulated; then GATE_MODE=(--report-only); echo "NOTE: emulated run (qemu): gates reported, not enforced; SERVFAIL/timeouts still fail"; fi
-if sanitized; then GATE_MODE=(--report-only); echo "NOTE: sanitizer build: gates reported, not enforced; SERVFAIL/timeouts still fail"; fi
+set_gate_mode
 
 run_burst() {  # run_burst LABEL [burst options...]
   local label=$1

@@ -97,6 +97,15 @@ emulated() { [ "${NXDNS_EMULATED:-0}" = 1 ]; }
 # An ASan/UBSan build: correct but several times slower per allocation, so
 # timing ratios and RSS bounds are reported, not enforced (scripts say so).
 sanitized() { grep -qa __asan_init "$NXDNS"; }
+# GATE_MODE: the `nxdns burst --gate` mode for this build. Under emulation
+# or in a sanitizer build the gates measure the emulator or the
+# instrumentation, so they are reported, not enforced (--report-only; the
+# output says so); SERVFAIL and timeouts still fail.
+set_gate_mode() {
+  GATE_MODE=()
+  if emulated; then GATE_MODE=(--report-only); echo "NOTE: emulated run (qemu): gates reported, not enforced; SERVFAIL/timeouts still fail"; fi
+  if sanitized; then GATE_MODE=(--report-only); echo "NOTE: sanitizer build: gates reported, not enforced; SERVFAIL/timeouts still fail"; fi
+}
 # maps_libcurl PID: the process has libcurl mapped. nxdns opens it only for
 # DoH upstreams (src/upstream/curl_library.hpp).
 maps_libcurl() { grep -q '/libcurl[^/]*\.so' "/proc/$1/maps"; }
