@@ -4,6 +4,7 @@
 #include <array>
 #include <exception>
 #include <span>
+#include <utility>
 
 #include "log/log.hpp"
 #include "upstream/retry_decision.hpp"
@@ -40,7 +41,8 @@ DotTransport::DotTransport(event_base* base, loop::Scheduler& sched, const DotTr
       opts_(opts),
       tls_(std::move(tls)),
       completions_(sched, log::cat("dot ", opts.label)),
-      stall_timer_(sched) {
+      stall_timer_(sched),
+      headroom_timer_(sched) {
   opts_.max_sessions = std::clamp<std::size_t>(opts_.max_sessions, 1, slots_per_entry);
   DotSessionParams params;
   params.address = opts_.address;
@@ -112,16 +114,37 @@ DotSession* DotTransport::choose_session(std::optional<std::size_t> exclude) {
   if (!choice) return nullptr;
   DotSession& chosen = *sessions_[choice->slot];
   if (choice->dial) chosen.dial();
-  // Headroom: dialled now, in parallel with the burst's first round trip,
-  // taking nothing until placement or a re-send gives them work.
-  std::size_t headroom = choice->headroom;
-  for (std::size_t i = 0; i < opts_.max_sessions && headroom > 0; ++i) {
-    DotSession& s = *sessions_[i];
-    if (&s == &chosen || s.state() != SessionState::closed) continue;
-    s.dial();
-    --headroom;
+  // Headroom: dialled on the loop's next turn, still inside the burst's
+  // first round trip, taking nothing until placement or a re-send gives it
+  // work. Later placements of the same turn see the same open count, so
+  // the largest target wins rather than the counts adding up.
+  if (choice->headroom > 0) {
+    headroom_target_ = std::max(headroom_target_, sessions_open() + choice->headroom);
+    if (!headroom_timer_.armed()) headroom_timer_.arm(loop::Duration::zero(), [this]() { dial_headroom(); });
   }
   return &chosen;
+}
+
+std::size_t DotTransport::sessions_open() const {
+  std::size_t open = 0;
+  for (std::size_t i = 0; i < opts_.max_sessions; ++i) {
+    const SessionState st = sessions_[i]->state();
+    if (st != SessionState::closed && st != SessionState::draining) ++open;
+  }
+  return open;
+}
+
+void DotTransport::dial_headroom() {
+  // Re-checked now: the cap may have dropped (edns-tcp-keepalive 0) and
+  // sessions may have closed or been dialled by placement meanwhile.
+  const std::size_t target = std::min(std::exchange(headroom_target_, 0), allowed_open());
+  std::size_t open = sessions_open();
+  for (std::size_t i = 0; i < opts_.max_sessions && open < target; ++i) {
+    DotSession& s = *sessions_[i];
+    if (s.state() != SessionState::closed) continue;
+    s.dial();
+    ++open;
+  }
 }
 
 std::optional<std::uint16_t> DotTransport::enqueue_copy(ExchangeId id, Exchange& ex, DotSession& s,
@@ -189,6 +212,9 @@ void DotTransport::cancel(ExchangeId id) {
 }
 
 void DotTransport::close_all() {
+  // Closing means closed: no headroom dial from before may reopen one.
+  headroom_timer_.disarm();
+  headroom_target_ = 0;
   for (auto& s : sessions_) {
     if (!s->open()) continue;
     SessionEnd end = s->close(Cause::cancelled, "transport closed", true);

@@ -113,6 +113,10 @@ class DotTransport final : public Transport, private DotSession::Listener {
   // Where the next exchange goes (dialling it and any background headroom);
   // nullptr only when `exclude` leaves no session.
   DotSession* choose_session(std::optional<std::size_t> exclude = std::nullopt);
+  // Dials the headroom placement asked for since the loop's last turn.
+  void dial_headroom();
+  // Sessions dialled or established and not draining: placement's "open".
+  std::size_t sessions_open() const;
   void place(ExchangeId id, Exchange& ex, DotSession& s);
   std::optional<std::uint16_t> enqueue_copy(ExchangeId id, Exchange& ex, DotSession& s, std::string* why);
   void observe_answer(DotSession& s);
@@ -160,6 +164,14 @@ class DotTransport final : public Transport, private DotSession::Listener {
   std::vector<std::uint64_t> close_request_seen_;
   // Stall watch (stall_deadline.hpp): runs while exchanges are live.
   loop::Timer stall_timer_;
+  // Headroom waits for the loop's next turn: the burst that asked for it is
+  // written on its session first, instead of behind a socket, a connect and
+  // a TLS set-up (ticket included) per headroom session. A capture of a
+  // 30-name burst on one open session showed four such dials between the
+  // burst's last query in and its one write (1.4 ms on the loaded machine).
+  // How many sessions should be open once it is dialled:
+  std::size_t headroom_target_ = 0;
+  loop::Timer headroom_timer_;
   // The upstream left pipelined queries unanswered: one query on the wire
   // per session until the verdict ages out.
   bool one_at_a_time_ = false;

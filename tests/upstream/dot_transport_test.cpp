@@ -332,6 +332,50 @@ TEST(DotTransport, BurstAfterOneQueryPipelinesOnTheOpenSession) {
   STRCMP_EQUAL("pipelining", describe(dot->stats().pipelining));
 }
 
+TEST(DotTransport, HeadroomIsDialledAfterTheBurstThatAskedForIt) {
+  // Issue 15: with one open session, the burst placed on it is written
+  // before any headroom session costs a socket, a connect and a TLS set-up
+  // (a capture showed four such dials ahead of the burst's one write).
+  // Placement runs inside start(); the write and the headroom dials run
+  // from the loop, the write first (its socket is already writable).
+  serve();
+  exchange_ok(1, "first.example");
+  constexpr int n = 30;
+  Outcome out[n];
+  for (int i = 0; i < n; ++i) start(out[i], static_cast<std::uint16_t>(i), log::cat("head", i, ".example"));
+  auto not_closed = [&] {
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < dot->session_count(); ++i) k += dot->session(i).state() != upstream::SessionState::closed;
+    return k;
+  };
+  LONGS_EQUAL(1, not_closed());  // no headroom dialled inside start()
+  run_until([&] {
+    for (const auto& x : out)
+      if (x.calls == 0) return false;
+    return true;
+  });
+  for (const auto& x : out) CHECK_TRUE(x.result.ok());
+  LONGS_EQUAL(n + 1, server->queries_on(0));  // the burst rode the open session
+  // The headroom was still dialled, on the loop's next turn.
+  run_until([&] { return not_closed() > 1; }, 5000, "the headroom dials");
+}
+
+TEST(DotTransport, CloseAllAlsoDropsAHeadroomDialStillPending) {
+  // The guard of the test above: a transport closed (shutdown, reload)
+  // between a burst's placement and the loop's next turn stays closed.
+  serve();
+  exchange_ok(1, "first.example");
+  constexpr int n = 30;
+  Outcome out[n];
+  for (int i = 0; i < n; ++i) start(out[i], static_cast<std::uint16_t>(i), log::cat("gone", i, ".example"));
+  dot->close_all();
+  run_for(100);
+  for (std::size_t i = 0; i < dot->session_count(); ++i) {
+    LONGS_EQUAL(static_cast<int>(upstream::SessionState::closed), static_cast<int>(dot->session(i).state()));
+  }
+  for (const auto& x : out) LONGS_EQUAL(static_cast<int>(Cause::cancelled), static_cast<int>(x.result.cause));
+}
+
 TEST(DotTransport, ExchangesNeverWrittenOnAFailedDialArePlacedAgain) {
   // Issue 13 item 4: exchanges queued on a fresh session whose dial fails
   // were never seen by the server; with another session of the upstream up
