@@ -39,6 +39,7 @@ DotTransport::DotTransport(event_base* base, loop::Scheduler& sched, const DotTr
       sched_(sched),
       opts_(opts),
       tls_(std::move(tls)),
+      wire_ids_([cfg = tls_.get()](void* out, std::size_t n) { return cfg->random(out, n); }),
       completions_(sched, log::cat("dot ", opts.label)),
       stall_timer_(sched) {
   opts_.max_sessions = std::clamp<std::size_t>(opts_.max_sessions, 1, slots_per_entry);
@@ -131,9 +132,9 @@ std::optional<std::uint16_t> DotTransport::enqueue_copy(ExchangeId id, Exchange&
   // the client's.
   std::optional<std::uint16_t> wire_id;
   for (int tries = 0; tries < 256 && !wire_id; ++tries) {
-    std::uint16_t v = 0;
-    if (!tls_->random(&v, sizeof v)) break;
-    if (!s.wire_id_in_use(v)) wire_id = v;
+    const std::optional<std::uint16_t> v = wire_ids_.next();
+    if (!v) break;
+    if (!s.wire_id_in_use(*v)) wire_id = *v;
   }
   if (!wire_id) {
     *why = "no DNS ID available (random generator failed)";

@@ -23,6 +23,7 @@
 #include "upstream/tls_config.hpp"
 #include "upstream/completion_queue.hpp"
 #include "upstream/transport.hpp"
+#include "upstream/wire_id_batch.hpp"
 
 struct event_base;
 
@@ -133,6 +134,8 @@ class DotTransport final : public Transport, private DotSession::Listener {
   DotTransportOptions opts_;
   // Declared before the sessions: their ssl contexts point into it.
   std::unique_ptr<TlsClientConfig> tls_;
+  // Wire IDs, drawn from tls_'s generator a batch at a time.
+  WireIdBatch wire_ids_;
   // Fixed at construction, never resized: sessions are pinned (their
   // events and ssl contexts point into them) and exchanges point at them.
   std::vector<std::unique_ptr<DotSession>> sessions_;
