@@ -108,7 +108,7 @@ class DotTransport final : public Transport, private DotSession::Listener {
   };
 
   void on_session_ready(DotSession& s) override;
-  void on_session_response(DotSession& s, ExchangeId id, dns::Bytes&& response) override;
+  void on_session_response(DotSession& s, ExchangeId id, dns::ByteView response) override;
   void on_session_closed(DotSession& s, SessionEnd&& end) override;
 
   // Where the next exchange goes (dialling it and any background headroom);
