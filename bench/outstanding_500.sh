@@ -1,52 +1,114 @@
 #!/usr/bin/env bash
 # The issue-17 load row: dnsperf with 500 queries outstanding from 10
 # clients (-c 10 -q 500), unique names, one DoT upstream fixture on loopback
-# (no added round trip), nxdns beside unbound in the same run. Prints, per
-# server: NOERROR share, NOERROR/s, REFUSED and SERVFAIL counts, lost, and
-# the load average. Loopback only.
-#   bash bench/outstanding_500.sh BUILD_DIR [--seconds S]
+# (no added round trip), nxdns beside its peers in the same run. The servers
+# alternate over --rounds N (nxdns, unbound[, kresd], nxdns, ...) so a load
+# change on the shared machine hits every column alike; the summary is the
+# median per server. Per run it prints: NOERROR share, NOERROR/s, REFUSED
+# and SERVFAIL counts, lost/sent, CPU-seconds per 1,000 answers of the
+# forwarder, of the fixture and of dnsperf (utime+stime from /proc, so the
+# figure does not depend on how busy the machine is), and the load average.
+# Loopback only.
+#   bash bench/outstanding_500.sh BUILD_DIR [--seconds S] [--rounds N] [--peers "unbound kresd"]
 # nxdns runs with client_limits.queries_per_second 0: dnsperf's 10 clients
 # share one source address, which the per-client rate limit (300/s) would
 # otherwise refuse (docs/reference/config.md, client_limits).
 HERE=$(cd "$(dirname "$0")" && pwd)
-BUILD=${1:?usage: $0 BUILD_DIR [--seconds S]}
+BUILD=${1:?usage: $0 BUILD_DIR [--seconds S] [--rounds N] [--peers LIST]}
 shift
 SECONDS_RUN=10
+ROUNDS=3
+PEERS="unbound kresd"
 while [ $# -gt 0 ]; do
   case $1 in
     --seconds) SECONDS_RUN=$2; shift 2 ;;
+    --rounds) ROUNDS=$2; shift 2 ;;
+    --peers) PEERS=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
 # shellcheck source=../tests/integration/lib.sh
 source "$HERE/../tests/integration/lib.sh" "$BUILD/src/cli/nxdns" "$BUILD/tests/fixtures"
-for tool in unbound dnsperf; do require_program "$tool"; done
+require_program dnsperf
+KINDS=(nxdns)
+for p in $PEERS; do
+  if command -v "$p" >/dev/null 2>&1; then KINDS+=("$p"); else echo "# $p not installed: column left out"; fi
+done
 ADDR=$(pick_loopback)
 make_pki "$WORK/pki" dot.test
 start_fixture up "$WORK/pki"
 UP=$FIX_PORT_up
+FIX_PID=${PIDS[-1]}
+# shellcheck source=lib.sh
+source "$HERE/lib.sh"  # kresd_conf (first: cache_lib.sh's unbound_conf is the one used)
 # shellcheck source=cache_lib.sh
 source "$HERE/cache_lib.sh"
 NX_CACHE_EXTRA='client_limits:
   queries_per_second: 0'
-echo "== 500 outstanding: dnsperf -c 10 -q 500 -l $SECONDS_RUN, unique names, one DoT upstream fixture (loopback)"
-printf '%-8s %-9s %-10s %-8s %-8s %-12s %s\n' server NOERROR% "NOERROR/s" REFUSED SERVFAIL lost/sent "load avg"
+
+# cpu_ticks PID: utime+stime of a live process, in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+HZ=$(getconf CLK_TCK)
+
+start_peer() {  # KIND PORT -> SRV_PID
+  if [ "$1" = kresd ]; then
+    local dir="$WORK/kresd-$2"
+    mkdir -p "$dir"
+    kresd_conf "$dir/kresd.conf" "$dir" "$ADDR" "$2" "$UP" "$WORK/pki"
+    kresd -n -q -c "$dir/kresd.conf" "$dir" >"$dir/log" 2>&1 &
+    SRV_PID=$!
+    PIDS+=("$SRV_PID")
+    wait_tcp "$ADDR" "$2" "$SRV_PID" 10 || fail "kresd did not start: $(tail -n 3 "$dir/log")"
+  else
+    start_server "$1" "$2" false
+  fi
+}
+
+echo "== 500 outstanding: dnsperf -c 10 -q 500 -l $SECONDS_RUN, unique names, one DoT upstream fixture (loopback), $ROUNDS round(s)"
+echo "# $(nproc) CPU(s); *_cpu = CPU-seconds (utime+stime) per 1,000 NOERROR answers; conns = connections the fixture accepted"
+printf '%-8s %-5s %-9s %-10s %-8s %-8s %-14s %-8s %-8s %-9s %-6s %s\n' server round NOERROR% "NOERROR/s" REFUSED SERVFAIL \
+  lost/sent fwd_cpu fix_cpu perf_cpu conns "load avg"
+RESULTS=$WORK/results
+: >"$RESULTS"
 port=5400
-for kind in nxdns unbound; do
-  port=$((port + 1))
-  start_server "$kind" "$port" false
-  awk -v n=2000000 -v tag="$kind$RANDOM" 'BEGIN { for (i = 0; i < n; i++) printf "q%d-%s.perf.test A\n", i, tag }' >"$WORK/names"
-  out="$WORK/$kind.perf"
-  timeout $((SECONDS_RUN + 30)) dnsperf -s "$ADDR" -p "$port" -d "$WORK/names" -c 10 -q 500 -l "$SECONDS_RUN" -t 5 \
-    >"$out" 2>&1 || true
-  load=$(cut -d' ' -f1-3 /proc/loadavg)
-  sent=$(sed -n 's/.*Queries sent:[[:space:]]*\([0-9]*\).*/\1/p' "$out" | head -n1)
-  lost=$(sed -n 's/.*Queries lost:[[:space:]]*\([0-9]*\).*/\1/p' "$out" | head -n1)
-  rt=$(sed -n 's/.*Run time (s):[[:space:]]*\([0-9.]*\).*/\1/p' "$out" | head -n1)
-  rc_of() { sed -n "s/.*Response codes:.*$1 \([0-9]*\).*/\1/p" "$out" | head -n1; }
-  noerr=$(rc_of NOERROR); refused=$(rc_of REFUSED); servfail=$(rc_of SERVFAIL)
-  awk -v k="$kind" -v s="${sent:-0}" -v n="${noerr:-0}" -v r="${refused:-0}" -v f="${servfail:-0}" -v l="${lost:-0}" \
-    -v rt="${rt:-0}" -v la="$load" 'BEGIN { printf "%-8s %-9.2f %-10.0f %-8d %-8d %-12s %s\n", k,
-      (s > 0 ? 100 * n / s : 0), (rt > 0 ? n / rt : 0), r, f, l "/" s, la }'
-  kill -TERM "$SRV_PID"; wait "$SRV_PID" 2>/dev/null || true
+for round in $(seq 1 "$ROUNDS"); do
+  for kind in "${KINDS[@]}"; do
+    port=$((port + 1))
+    start_peer "$kind" "$port"
+    awk -v n=2000000 -v tag="$kind$round$RANDOM" 'BEGIN { for (i = 0; i < n; i++) printf "q%d-%s.perf.test A\n", i, tag }' \
+      >"$WORK/names"
+    out="$WORK/$kind.$round.perf"
+    srv0=$(cpu_ticks "$SRV_PID"); fix0=$(cpu_ticks "$FIX_PID"); acc0=$(stat "$WORK/up.stats" accepts)
+    # dnsperf's own CPU: the shell's cutime/cstime once it has reaped it.
+    perf_ticks=$(timeout $((SECONDS_RUN + 30)) sh -c 'dnsperf "$@" >"$0" 2>&1; awk "{ print \$16 + \$17 }" /proc/$$/stat' \
+      "$out" -s "$ADDR" -p "$port" -d "$WORK/names" -c 10 -q 500 -l "$SECONDS_RUN" -t 5 || true)
+    srv1=$(cpu_ticks "$SRV_PID"); fix1=$(cpu_ticks "$FIX_PID"); acc1=$(stat "$WORK/up.stats" accepts)
+    load=$(cut -d' ' -f1-3 /proc/loadavg)
+    sent=$(sed -n 's/.*Queries sent:[[:space:]]*\([0-9]*\).*/\1/p' "$out" | head -n1)
+    lost=$(sed -n 's/.*Queries lost:[[:space:]]*\([0-9]*\).*/\1/p' "$out" | head -n1)
+    rt=$(sed -n 's/.*Run time (s):[[:space:]]*\([0-9.]*\).*/\1/p' "$out" | head -n1)
+    rc_of() { sed -n "s/.*Response codes:.*$1 \([0-9]*\).*/\1/p" "$out" | head -n1; }
+    noerr=$(rc_of NOERROR); refused=$(rc_of REFUSED); servfail=$(rc_of SERVFAIL)
+    awk -v k="$kind" -v rd="$round" -v s="${sent:-0}" -v n="${noerr:-0}" -v r="${refused:-0}" -v f="${servfail:-0}" \
+      -v l="${lost:-0}" -v rt="${rt:-0}" -v la="$load" -v hz="$HZ" -v sc="$((srv1 - srv0))" -v fc="$((fix1 - fix0))" \
+      -v pc="${perf_ticks:-0}" -v res="$RESULTS" -v ac="$((acc1 - acc0))" 'BEGIN {
+        k1 = (n > 0 ? 1000 / n / hz : 0)
+        pct = (s > 0 ? 100 * n / s : 0); qps = (rt > 0 ? n / rt : 0)
+        printf "%-8s %-5d %-9.2f %-10.0f %-8d %-8d %-14s %-8.4f %-8.4f %-9.4f %-6d %s\n", k, rd, pct, qps, r, f, l "/" s,
+          sc * k1, fc * k1, pc * k1, ac, la
+        printf "%s %.4f %.1f %.5f %.5f %.5f\n", k, pct, qps, sc * k1, fc * k1, pc * k1 >> res
+      }'
+    kill -TERM "$SRV_PID"; wait "$SRV_PID" 2>/dev/null || true
+  done
 done
+echo "== median over $ROUNDS round(s)"
+printf '%-8s %-9s %-10s %-8s %-8s %-9s %s\n' server NOERROR% "NOERROR/s" fwd_cpu fix_cpu perf_cpu "nxdns NOERROR/s ÷ this"
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+nx_qps=$(awk '$1 == "nxdns" { print $3 }' "$RESULTS" | median)
+for kind in "${KINDS[@]}"; do
+  col() { awk -v k="$kind" -v c="$1" '$1 == k { print $c }' "$RESULTS" | median; }
+  qps=$(col 3)
+  awk -v k="$kind" -v p="$(col 2)" -v q="$qps" -v s="$(col 4)" -v f="$(col 5)" -v d="$(col 6)" -v nx="$nx_qps" \
+    'BEGIN { printf "%-8s %-9.2f %-10.0f %-8.4f %-8.4f %-9.4f %s\n", k, p, q, s, f, d, (q > 0 ? sprintf("%.2fx", nx / q) : "-") }'
+done
+echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -456,7 +456,7 @@ bool DotSession::handle_frame(dns::ByteView frame) {
   outstanding_.erase(it);
   ++responses_;
   const std::uint64_t gen = generation_;
-  listener_.on_session_response(*this, id, dns::Bytes(frame.begin(), frame.end()));
+  listener_.on_session_response(*this, id, frame);
   return gen == generation_;
 }
 

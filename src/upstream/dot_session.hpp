@@ -79,8 +79,10 @@ class DotSession {
    public:
     virtual ~Listener() = default;
     virtual void on_session_ready(DotSession& s) = 0;
-    // A validated response (still carrying the wire ID) for `id`.
-    virtual void on_session_response(DotSession& s, ExchangeId id, dns::Bytes&& response) = 0;
+    // A validated response (still carrying the wire ID) for `id`. The view
+    // points into the session's read buffer and is valid during the call
+    // only: the listener copies what it keeps (once, not twice per answer).
+    virtual void on_session_response(DotSession& s, ExchangeId id, dns::ByteView response) = 0;
     // The session closed by itself (failure, peer close, idle timeout). It is
     // already `closed` and may be dialed again from inside this call.
     virtual void on_session_closed(DotSession& s, SessionEnd&& end) = 0;

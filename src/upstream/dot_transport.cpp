@@ -40,6 +40,7 @@ DotTransport::DotTransport(event_base* base, loop::Scheduler& sched, const DotTr
       sched_(sched),
       opts_(opts),
       tls_(std::move(tls)),
+      wire_ids_([cfg = tls_.get()](void* out, std::size_t n) { return cfg->random(out, n); }),
       completions_(sched, log::cat("dot ", opts.label)),
       stall_timer_(sched),
       headroom_timer_(sched) {
@@ -154,9 +155,9 @@ std::optional<std::uint16_t> DotTransport::enqueue_copy(ExchangeId id, Exchange&
   // the client's.
   std::optional<std::uint16_t> wire_id;
   for (int tries = 0; tries < 256 && !wire_id; ++tries) {
-    std::uint16_t v = 0;
-    if (!tls_->random(&v, sizeof v)) break;
-    if (!s.wire_id_in_use(v)) wire_id = v;
+    const std::optional<std::uint16_t> v = wire_ids_.next();
+    if (!v) break;
+    if (!s.wire_id_in_use(*v)) wire_id = *v;
   }
   if (!wire_id) {
     *why = "no DNS ID available (random generator failed)";
@@ -426,15 +427,19 @@ void DotTransport::resend_stalled(DotSession& s) {
   }
 }
 
-void DotTransport::on_session_response(DotSession& s, ExchangeId id, dns::Bytes&& response) {
+void DotTransport::on_session_response(DotSession& s, ExchangeId id, dns::ByteView response) {
+  // `response` points into the session's read buffer: copy it before
+  // anything below can re-send or close (observe_answer may). Padding was
+  // for the wire (RFC 8467); the client asked for none of it. The copy
+  // strip_padding makes is the only one per answer.
+  dns::Bytes out;
+  if (live_.count(id) != 0) out = dns::strip_padding(response);
   // Every answer teaches the detector, a dropped duplicate's too.
   observe_answer(s);
   const auto it = live_.find(id);
   if (it == live_.end()) return;  // the other copy of a re-sent exchange answered first
   ensure_stall_check();
-  dns::set_id(response, it->second.client_id);
-  // Padding was for the wire (RFC 8467); the client asked for none of it.
-  dns::Bytes out = dns::strip_padding(response);
+  dns::set_id(out, it->second.client_id);
   if (it->second.redialed) {
     // A stale reused session, recovered: normal churn (servers close idle
     // connections at will), visible as a counter, never as a failure.

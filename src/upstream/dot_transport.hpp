@@ -23,6 +23,7 @@
 #include "upstream/tls_config.hpp"
 #include "upstream/completion_queue.hpp"
 #include "upstream/transport.hpp"
+#include "upstream/wire_id_batch.hpp"
 
 struct event_base;
 
@@ -107,7 +108,7 @@ class DotTransport final : public Transport, private DotSession::Listener {
   };
 
   void on_session_ready(DotSession& s) override;
-  void on_session_response(DotSession& s, ExchangeId id, dns::Bytes&& response) override;
+  void on_session_response(DotSession& s, ExchangeId id, dns::ByteView response) override;
   void on_session_closed(DotSession& s, SessionEnd&& end) override;
 
   // Where the next exchange goes (dialling it and any background headroom);
@@ -137,6 +138,8 @@ class DotTransport final : public Transport, private DotSession::Listener {
   DotTransportOptions opts_;
   // Declared before the sessions: their ssl contexts point into it.
   std::unique_ptr<TlsClientConfig> tls_;
+  // Wire IDs, drawn from tls_'s generator a batch at a time.
+  WireIdBatch wire_ids_;
   // Fixed at construction, never resized: sessions are pinned (their
   // events and ssl contexts point into them) and exchanges point at them.
   std::vector<std::unique_ptr<DotSession>> sessions_;
