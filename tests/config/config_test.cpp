@@ -22,7 +22,6 @@
 using nxdns::config::Config;
 using nxdns::config::DohMethod;
 using nxdns::config::Error;
-using nxdns::config::LoadOptions;
 using nxdns::config::Protocol;
 using nxdns::config::load_file;
 using nxdns::config::load_string;

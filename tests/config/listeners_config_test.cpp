@@ -7,12 +7,6 @@
 
 #include <CppUTest/TestHarness.h>
 
-using nxdns::config::Config;
-using nxdns::config::DohMethod;
-using nxdns::config::Error;
-using nxdns::config::LoadOptions;
-using nxdns::config::Protocol;
-using nxdns::config::load_string;
 using namespace nxdns::config::test_support;
 
 TEST_GROUP(ListenersConfig){};

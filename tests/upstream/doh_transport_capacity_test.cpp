@@ -15,12 +15,6 @@
 #include <CppUTest/TestHarness.h>
 
 using namespace nxdns;
-using upstream::Cause;
-using upstream::CurlMulti;
-using upstream::DohTransport;
-using upstream::DohTransportOptions;
-using upstream::ExchangeResult;
-using upstream::Transport;
 
 TEST_GROUP_BASE(DohTransportCapacity, test::DohPoolFixture){};
 

@@ -16,11 +16,6 @@
 
 using namespace nxdns;
 using upstream::Cause;
-using upstream::CurlMulti;
-using upstream::DohTransport;
-using upstream::DohTransportOptions;
-using upstream::ExchangeResult;
-using upstream::Transport;
 
 TEST_GROUP_BASE(DohTransportRetry, test::DohPoolFixture){};
 

@@ -37,7 +37,6 @@ using namespace nxdns;
 using upstream::Cause;
 using upstream::CurlMulti;
 using upstream::DohTransport;
-using upstream::DohTransportOptions;
 using upstream::ExchangeResult;
 using upstream::Transport;
 
