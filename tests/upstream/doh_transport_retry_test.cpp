@@ -1,0 +1,100 @@
+// DohTransport's one retry through a pool of one entry, against the loopback
+// DoH fixture: a connection the server closed while idle costs one redial and
+// no failure (HTTP/2 and HTTP/1.1); a fresh connection, or a reused one that
+// had already delivered response bytes, is never retried.
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "log/log.hpp"
+#include "upstream/doh_transport_fixture.hpp"
+#include "upstream/pool.hpp"
+
+#include <CppUTest/TestHarness.h>
+
+using namespace nxdns;
+using upstream::Cause;
+
+TEST_GROUP_BASE(DohTransportRetry, test::DohPoolFixture){};
+
+TEST(DohTransportRetry, Http2ConnectionClosedWhileIdleIsRecoveredByOneRedial) {
+  REQUIRE_FIXTURES();
+  REQUIRE_NGHTTPX();
+  const auto backend = start_fixture({}, true);
+  const auto h2 = start_h2_front(backend);
+  // The relay closes a connection idle for 300 ms when the client's next
+  // request arrives: the request went out on a reused connection and EOF
+  // comes back before any answer byte.
+  const auto port = start_relay(h2, 0, {"--close-when-idle-ms", "300"});
+  make_pool(options(port));
+  const auto first = pool_query(1, "before-idle.example");
+  CHECK_TRUE(first.ok);
+  run_for(600);
+  const auto second = pool_query(2, "after-idle.example");
+  if (!second.ok) FAIL(log::cat("after idle close: ", describe(second.cause), ": ", second.detail).c_str());
+  CHECK_TRUE(answers_name(second.response, "after-idle.example"));
+  const auto st = dp.doh->stats();
+  LONGS_EQUAL(1, st.redials);
+  LONGS_EQUAL(1, st.reuse_recoveries);
+  LONGS_EQUAL(2, st.connections_new);
+  STRCMP_EQUAL("HTTP/2", dp.doh->http_version().c_str());
+  // Not the upstream's failure: no health mark, one attempt, both ok.
+  const auto s = dp.snap();
+  CHECK_TRUE(s.health == upstream::HealthState::healthy);
+  LONGS_EQUAL(0, s.consecutive_failures);
+  LONGS_EQUAL(2, s.outcomes[static_cast<std::size_t>(Cause::ok)]);
+  LONGS_EQUAL(1, second.attempts);
+}
+
+TEST(DohTransportRetry, Http1ConnectionClosedWhileIdleCostsNoFailureEither) {
+  REQUIRE_FIXTURES();
+  const auto backend = start_fixture();
+  const auto port = start_relay(backend, 0, {"--close-when-idle-ms", "300"});
+  make_pool(options(port));
+  CHECK_TRUE(pool_query(1, "h1-before-idle.example").ok);
+  run_for(600);
+  const auto second = pool_query(2, "h1-after-idle.example");
+  if (!second.ok) FAIL(log::cat("after idle close: ", describe(second.cause), ": ", second.detail).c_str());
+  const auto st = dp.doh->stats();
+  UT_PRINT(log::cat("HTTP/1.1 idle close: redials ", st.redials, ", recoveries ", st.reuse_recoveries,
+                    ", connections ", st.connections_new)
+               .c_str());
+  // curl retries an HTTP/1.1 request that got nothing on a reused
+  // connection by itself; either way at most the one redial, and it recovered.
+  CHECK_TRUE(st.redials <= 1);
+  LONGS_EQUAL(st.redials, st.reuse_recoveries);
+  LONGS_EQUAL(0, dp.snap().consecutive_failures);
+}
+
+TEST(DohTransportRetry, NoRetryOnAFreshConnection) {
+  REQUIRE_FIXTURES();
+  // Half the body, then the connection closes (CURLE_PARTIAL_FILE: eof, a
+  // lifecycle cause), on the connection dialed for the exchange: final.
+  const auto port = start_fixture({"--truncated-body"});
+  make_transport(options(port));
+  exchange_fails(Cause::eof, "cut-fresh.example");
+  const auto st = doh->stats();
+  LONGS_EQUAL(1, st.connections_new);
+  LONGS_EQUAL(0, st.redials);
+  LONGS_EQUAL(0, st.reuse_recoveries);
+  expect_stat("requests", 1);  // sent exactly once
+}
+
+TEST(DohTransportRetry, NoRetryAfterResponseBytesOnAReusedConnection) {
+  REQUIRE_FIXTURES();
+  // The first answer whole; the second, on the reused connection, cut after
+  // its headers and half its body: the server processed the query, so a
+  // resend would be a second query, not a recovery.
+  const auto port = start_fixture({"--truncate-after", "1"});
+  make_transport(options(port));
+  exchange_ok(1, "whole.example");
+  exchange_fails(Cause::eof, "cut-reused.example");
+  const auto st = doh->stats();
+  LONGS_EQUAL(1, st.connections_new);
+  LONGS_EQUAL(1, st.exchanges_reused);
+  LONGS_EQUAL(0, st.redials);
+  LONGS_EQUAL(0, st.reuse_recoveries);
+  expect_stat("requests", 2);
+}
