@@ -56,19 +56,27 @@ void fill_send_header(msghdr& msg, iovec& iov, std::uint8_t* control, const Retu
   }
 }
 
-ReceiveBatch::ReceiveBatch() : buffers_(new std::uint8_t[capacity * slot_bytes]) {}
-
-mmsghdr* ReceiveBatch::prepare(std::size_t n) {
-  for (std::size_t i = 0; i < n && i < capacity; ++i) {
+ReceiveBatch::ReceiveBatch() : buffers_(new std::uint8_t[capacity * slot_bytes]) {
+  // The pointers never change: set once, so a wakeup only resets what the
+  // kernel writes back (prepare).
+  for (std::size_t i = 0; i < capacity; ++i) {
     iov_[i] = iovec{buffers_.get() + i * slot_bytes, slot_bytes};
     msghdr& m = headers_[i].msg_hdr;
-    m = msghdr{};
     m.msg_name = &names_[i];
-    m.msg_namelen = sizeof names_[i];
     m.msg_iov = &iov_[i];
     m.msg_iovlen = 1;
     m.msg_control = control_[i].data();
+  }
+}
+
+mmsghdr* ReceiveBatch::prepare(std::size_t n) {
+  // recvmmsg writes each header's name and control lengths, its flags and
+  // msg_len; the iovecs it only reads.
+  for (std::size_t i = 0; i < n && i < capacity; ++i) {
+    msghdr& m = headers_[i].msg_hdr;
+    m.msg_namelen = sizeof names_[i];
     m.msg_controllen = control_bytes;
+    m.msg_flags = 0;
     headers_[i].msg_len = 0;
   }
   return headers_.data();
