@@ -68,8 +68,10 @@ for port in "${ports[@]}"; do
 done
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 TICK=$(getconf CLK_TCK)
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # utime + stime, all threads
-# run MODE INDEX -> appends "qps:answers:ticks" to runs[MODE,label]
+# utime and stime, all threads (fields 14 and 15; the command name in
+# field 2 has no spaces for these servers).
+cpu_ticks() { awk '{print $14, $15}' "/proc/$1/stat"; }
+# run MODE INDEX -> appends "qps:answers:ticks:user_ticks" to runs[MODE,label]
 declare -A runs
 run() {
   local mode=$1 i=$2 args
@@ -78,14 +80,14 @@ run() {
     paced) args=(-c 1 -T 1 -q 100 -Q "$PACED_QPS") ;;
     sat) args=(-c 2 -T 2 -q 200) ;;
   esac
-  local t0 t1 out
-  t0=$(cpu_ticks "${pids[$i]}")
+  local u0 s0 u1 s1 out
+  read -r u0 s0 < <(cpu_ticks "${pids[$i]}")
   out=$(dnsperf -s "$ADDR" -p "${ports[$i]}" -d "$WORK/names.txt" -l "$SECONDS_QPS" "${args[@]}" 2>&1)
-  t1=$(cpu_ticks "${pids[$i]}")
+  read -r u1 s1 < <(cpu_ticks "${pids[$i]}")
   local q a
   q=$(awk '/Queries per second/ {print $4}' <<<"$out")
   a=$(awk '/Queries completed/ {print $3}' <<<"$out")
-  runs[$mode,${labels[$i]}]+="${q:-0}:${a:-0}:$((t1 - t0)) "
+  runs[$mode,${labels[$i]}]+="${q:-0}:${a:-0}:$((u1 + s1 - u0 - s0)):$((u1 - u0)) "
 }
 modes=(open paced)
 $SATURATE && modes+=(sat)
@@ -97,23 +99,26 @@ done
 # Per round: qps, CPU-s per 1,000 answers, answers per CPU-second; the
 # median of each over the rounds.
 median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
-field() {  # MODE LABEL COLUMN(qps|cpu|cap)
+field() {  # MODE LABEL COLUMN(qps|cpu|cap|user)
   local x
   for x in ${runs[$1,$2]}; do
     awk -F: -v c="$3" -v tick="$TICK" '{ s = $3 / tick
-      if (c == "qps") print $1; else if (c == "cpu") print ($2 > 0 ? 1000 * s / $2 : 0); else print (s > 0 ? $2 / s : 0) }' <<<"$x"
+      if (c == "qps") print $1; else if (c == "cpu") print ($2 > 0 ? 1000 * s / $2 : 0)
+      else if (c == "user") print ($3 > 0 ? 100 * $4 / $3 : 0); else print (s > 0 ? $2 / s : 0) }' <<<"$x"
   done | tr '\n' ' '
 }
-printf '%-6s %-9s %11s %9s %14s %16s %9s  %s\n' run server "median QPS" "x unbound" "CPU-ms/1000 a" "answers/CPU-s" "x unbound" "rounds (QPS)"
+printf '%-6s %-9s %11s %9s %14s %6s %16s %9s  %s\n' run server "median QPS" "x unbound" "CPU-ms/1000 a" "user%" "answers/CPU-s" "x unbound" "rounds (QPS)"
 for mode in "${modes[@]}"; do
   ubq=$(field "$mode" unbound qps | median) ubc=$(field "$mode" unbound cap | median)
   for l in "${labels[@]}"; do
     mq=$(field "$mode" "$l" qps | median) mc=$(field "$mode" "$l" cpu | median) mk=$(field "$mode" "$l" cap | median)
-    printf '%-6s %-9s %11.0f %9.2f %14.1f %16.0f %9.2f  %s\n' "$mode" "$l" "$mq" "$(awk -v a="$mq" -v b="$ubq" 'BEGIN {print b > 0 ? a / b : 0}')" \
-      "$(awk -v c="$mc" 'BEGIN {print c * 1000}')" "$mk" "$(awk -v a="$mk" -v b="$ubc" 'BEGIN {print b > 0 ? a / b : 0}')" "$(field "$mode" "$l" qps)"
+    mu=$(field "$mode" "$l" user | median)
+    # (parenthesised: a bare ">" after awk's print redirects to a file)
+    printf '%-6s %-9s %11.0f %9.2f %14.1f %6.0f %16.0f %9.2f  %s\n' "$mode" "$l" "$mq" "$(awk -v a="$mq" -v b="$ubq" 'BEGIN {print (b > 0 ? a / b : 0)}')" \
+      "$(awk -v c="$mc" 'BEGIN {print c * 1000}')" "$mu" "$mk" "$(awk -v a="$mk" -v b="$ubc" 'BEGIN {print (b > 0 ? a / b : 0)}')" "$(field "$mode" "$l" qps)"
   done
 done
-echo "CPU = utime+stime of the server process (/proc/PID/stat, all threads, CLK_TCK $TICK) over each dnsperf run; capacity = answers / that CPU"
+echo "CPU = utime+stime of the server process (/proc/PID/stat, all threads, CLK_TCK $TICK) over each dnsperf run (user% = utime's share); capacity = answers / that CPU; medians over the rounds"
 echo "runs: open = dnsperf -c 1 -T 1 -q 100; paced = the same with -Q $PACED_QPS (same offered load for each server)$($SATURATE && echo "; sat = dnsperf -c 2 -T 2 -q 200")"
 echo "fixture exchanges: $(stat "$WORK/up.stats" queries) (the warm-up misses: $NAMES per server)"
 echo "load average: before $load0, after $(cut -d' ' -f1-3 /proc/loadavg) (nproc $(nproc)); ${SECONDS_QPS} s x ${ROUNDS} rounds per run and server, servers alternating"
