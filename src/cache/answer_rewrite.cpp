@@ -38,6 +38,74 @@ std::optional<dns::Bytes> clamp_record_ttls(dns::ByteView answer, std::uint32_t 
   return out;
 }
 
+namespace {
+
+// The client's ID, RD and question bytes, and aged TTLs, into `out` (a copy
+// of the stored answer's first octets); TTL fields at or past out.size()
+// belong to records the copy left out. False when the layout does not fit
+// `stored` or the questions differ.
+bool rewrite_into(dns::Bytes& out, dns::ByteView stored, const AnswerLayout& layout, const ClientQuestion& client,
+                  std::uint32_t age_seconds, std::optional<std::uint32_t> fixed_ttl, std::size_t copy_end);
+
+// The reply answer_for_client gives for a client that sent OPT (with `dnssec_ok`) or none, built from the form.
+dns::Bytes apply_form(dns::Bytes out, const AnswerLayout::ClientForm& form, std::uint16_t arcount, bool edns, bool dnssec_ok) {
+  namespace w = dns::wire;
+  std::uint16_t ar = static_cast<std::uint16_t>(arcount - form.dropped);
+  if (edns) {
+    const bool d = form.upstream_do ? *form.upstream_do : dnssec_ok;
+    w::put_opt_header(out, dns::max_udp_limit, form.ext_rcode | (d ? w::edns_do_bit : 0),
+                      static_cast<std::uint16_t>(form.options.size()));
+    out.insert(out.end(), form.options.begin(), form.options.end());
+    ++ar;
+  }
+  w::store16(out, w::off_arcount, ar);
+  return out;
+}
+
+// The client form of `msg`, or nullopt unless it reproduces answer_for_client
+// exactly for the three kinds of client (OPT with DO clear, with DO set, no
+// OPT). Deriving the form from answer_for_client's own output keeps one
+// definition of the rule (hop-by-hop options, OPT placement).
+std::optional<AnswerLayout::ClientForm> client_form_of(dns::ByteView msg, const dns::wire::Layout& l) {
+  namespace w = dns::wire;
+  if (l.opt_count > 1) return std::nullopt;
+  const dns::ClientLink tcp{false, dns::max_udp_limit};
+  dns::Query with_opt;
+  with_opt.edns.present = true;
+  const auto e = dns::answer_for_client(msg, with_opt, tcp);
+  if (!e || e->size() < dns::header_size) return std::nullopt;
+  // answer_for_client put our OPT last: 11 octets of header, then options.
+  const w::Layout el = w::scan(*e);
+  if (el.error != dns::ParseError::none || !el.opt || el.opt_count != 1) return std::nullopt;
+  AnswerLayout::ClientForm f;
+  f.cut = static_cast<std::uint16_t>(el.opt->start);
+  if (f.cut != (l.opt ? l.opt->start : l.end)) return std::nullopt;
+  const std::uint16_t e_ar = el.header.arcount;
+  if (e_ar == 0 || l.header.arcount + 1 < e_ar) return std::nullopt;
+  f.dropped = static_cast<std::uint16_t>(l.header.arcount + 1 - e_ar);
+  f.ext_rcode = el.opt->ttl & 0xFF000000u;
+  if (l.opt) f.upstream_do = (l.opt->ttl & w::edns_do_bit) != 0;
+  const dns::ByteView opts = dns::ByteView(*e).subspan(el.opt->rdata, el.opt->rdlength);
+  f.options.assign(opts.begin(), opts.end());
+
+  const dns::Bytes prefix(msg.begin(), msg.begin() + f.cut);
+  for (const bool d : {false, true}) {
+    with_opt.edns.dnssec_ok = d;
+    const auto want = dns::answer_for_client(msg, with_opt, tcp);
+    if (!want || *want != apply_form(prefix, f, l.header.arcount, true, d)) return std::nullopt;
+  }
+  const auto want = dns::answer_for_client(msg, dns::Query{}, tcp);
+  if (f.ext_rcode != 0) {
+    if (want) return std::nullopt;  // the form would refuse where the rule answers
+  } else if (!want || *want != apply_form(prefix, f, l.header.arcount, false, false)) {
+    return std::nullopt;
+  }
+  f.options.shrink_to_fit();
+  return f;
+}
+
+}  // namespace
+
 std::optional<AnswerLayout> layout_of(dns::ByteView msg) {
   namespace w = dns::wire;
   const w::Layout l = w::scan(msg);
@@ -55,6 +123,7 @@ std::optional<AnswerLayout> layout_of(dns::ByteView msg) {
     if (rr.type == dns::type_opt) continue;  // its TTL field is extended RCODE and flags
     out.ttl_at.push_back(static_cast<std::uint16_t>(rr.rdlength_at - 4));
   }
+  out.client = client_form_of(msg, l);
   return out;
 }
 
@@ -67,20 +136,62 @@ std::optional<dns::Bytes> rewrite_answer(dns::ByteView stored, const ClientQuest
 
 std::optional<dns::Bytes> rewrite_answer(dns::ByteView stored, const AnswerLayout& layout, const ClientQuestion& client,
                                          std::uint32_t age_seconds, std::optional<std::uint32_t> fixed_ttl) {
-  namespace w = dns::wire;
-  // A layout of other bytes would write out of bounds: refuse rather than trust.
-  if (layout.end > stored.size() || layout.question_end > layout.end || layout.question_end < dns::header_size) return std::nullopt;
-  const std::size_t qlen = layout.question_end - dns::header_size;
-  if (client.question.size() != qlen || qlen < 5) return std::nullopt;
-  const std::size_t name_len = qlen - 4;
-  const dns::ByteView stored_q = stored.subspan(dns::header_size, qlen);
-  if (!dns::names_equal(stored_q.first(name_len), client.question.first(name_len)) ||
-      !std::equal(stored_q.begin() + static_cast<std::ptrdiff_t>(name_len), stored_q.end(),
-                  client.question.begin() + static_cast<std::ptrdiff_t>(name_len))) {
+  dns::Bytes out;
+  if (!rewrite_into(out, stored, layout, client, age_seconds, fixed_ttl, layout.end)) return std::nullopt;
+  return out;
+}
+
+std::optional<ClientAnswer> client_answer(dns::ByteView stored, const AnswerLayout& layout, const ClientQuestion& client,
+                                          std::uint32_t age_seconds, const dns::Edns& client_edns,
+                                          const dns::ClientLink& link) {
+  if (!layout.client) return std::nullopt;
+  const AnswerLayout::ClientForm& form = *layout.client;
+  if (!client_edns.present && form.ext_rcode != 0) return std::nullopt;
+  if (form.cut > layout.end) return std::nullopt;
+  dns::Bytes out;
+  out.reserve(std::size_t{form.cut} + 11 + form.options.size());
+  if (!rewrite_into(out, stored, layout, client, age_seconds, std::nullopt, form.cut)) return std::nullopt;
+  const std::uint16_t arcount = dns::wire::load16(out, dns::wire::off_arcount);
+  ClientAnswer a;
+  a.rcode = static_cast<std::uint16_t>((out[3] & 0x0F) | (client_edns.present ? (form.ext_rcode >> 24) << 4 : 0));
+  a.bytes = apply_form(std::move(out), form, arcount, client_edns.present, client_edns.dnssec_ok);
+  // As answer_for_client: truncation last, and a TCP reply bounded by what
+  // the stream prefix can state.
+  if (link.udp) {
+    if (a.bytes.size() > link.udp_limit) {
+      a.bytes = dns::truncate_for_udp(a.bytes, link.udp_limit);
+      // Rare; the TC reply may have had no room for the OPT and its bits.
+      a.rcode = dns::reply_rcode(a.bytes).value_or(a.rcode);
+    }
+  } else if (a.bytes.size() > dns::max_stream_message) {
     return std::nullopt;
   }
+  return a;
+}
 
-  dns::Bytes out(stored.begin(), stored.begin() + layout.end);
+namespace {
+
+bool rewrite_into(dns::Bytes& out, dns::ByteView stored, const AnswerLayout& layout, const ClientQuestion& client,
+                  std::uint32_t age_seconds, std::optional<std::uint32_t> fixed_ttl, std::size_t copy_end) {
+  namespace w = dns::wire;
+  // A layout of other bytes would write out of bounds: refuse rather than trust.
+  if (layout.end > stored.size() || layout.question_end > layout.end || layout.question_end < dns::header_size) return false;
+  if (copy_end < layout.question_end || copy_end > layout.end) return false;
+  const std::size_t qlen = layout.question_end - dns::header_size;
+  if (client.question.size() != qlen || qlen < 5) return false;
+  const std::size_t name_len = qlen - 4;
+  const dns::ByteView stored_q = stored.subspan(dns::header_size, qlen);
+  // Byte-equal (a client asking in the case the answer was stored under) is
+  // the common case and one memcmp; only a different case needs the
+  // label-by-label comparison (RFC 4343).
+  const bool same_bytes = std::equal(stored_q.begin(), stored_q.end(), client.question.begin());
+  if (!same_bytes && (!dns::names_equal(stored_q.first(name_len), client.question.first(name_len)) ||
+                      !std::equal(stored_q.begin() + static_cast<std::ptrdiff_t>(name_len), stored_q.end(),
+                                  client.question.begin() + static_cast<std::ptrdiff_t>(name_len)))) {
+    return false;
+  }
+
+  out.assign(stored.begin(), stored.begin() + static_cast<std::ptrdiff_t>(copy_end));
   dns::set_id(out, client.id);
   std::uint16_t flags = static_cast<std::uint16_t>((out[2] << 8) | out[3]);
   flags = static_cast<std::uint16_t>(client.recursion_desired ? flags | w::flag_rd : flags & ~w::flag_rd);
@@ -89,14 +200,17 @@ std::optional<dns::Bytes> rewrite_answer(dns::ByteView stored, const AnswerLayou
   std::copy(client.question.begin(), client.question.end(), out.begin() + dns::header_size);
 
   for (const std::uint16_t at : layout.ttl_at) {
-    if (at < layout.question_end || std::size_t{at} + 4 > out.size()) return std::nullopt;
+    if (at < layout.question_end || std::size_t{at} + 4 > layout.end) return false;
+    if (std::size_t{at} + 4 > copy_end) continue;  // a record after the OPT: left out
     std::uint32_t ttl = w::load32(out, at);
     if (ttl > 0x7FFFFFFFu) ttl = 0;  // RFC 2181 §8
     ttl = fixed_ttl ? *fixed_ttl : (ttl > age_seconds ? ttl - age_seconds : 0);
     w::store16(out, at, static_cast<std::uint16_t>(ttl >> 16));
     w::store16(out, at + 2, static_cast<std::uint16_t>(ttl & 0xFFFF));
   }
-  return out;
+  return true;
 }
+
+}  // namespace
 
 }  // namespace nxdns::cache

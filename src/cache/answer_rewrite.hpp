@@ -31,6 +31,22 @@ struct AnswerLayout {
   std::uint16_t question_end = 0;     // just past the question
   std::uint16_t end = 0;              // just past the last counted record
   std::vector<std::uint16_t> ttl_at;  // each record's TTL field, OPT's excepted
+  // dns::answer_for_client's EDNS step for this answer, found once: the
+  // client-facing OPT depends only on the stored answer and on whether the
+  // client sent OPT and its DO bit, so a hit need not walk the answer again
+  // to find and rebuild it (issue 14: that walk was a quarter of a hit).
+  struct ClientForm {
+    std::uint16_t cut = 0;      // the upstream OPT's first octet, or `end` without one
+    std::uint16_t dropped = 0;  // records from the upstream OPT on, off ARCOUNT
+    std::uint32_t ext_rcode = 0;      // the upstream OPT's extended-rcode bits (TTL & 0xFF000000)
+    std::optional<bool> upstream_do;  // its DO bit; nullopt: no OPT (the client's own DO applies)
+    dns::Bytes options;               // its options a client may see (hop-by-hop ones removed)
+  };
+  // nullopt: this answer takes the general path (answer_for_client), e.g.
+  // one it would refuse. Set only when, for a client with OPT (DO clear and
+  // set) and one without, the precomputed form gives answer_for_client's
+  // exact bytes (client_form_of checks it).
+  std::optional<ClientForm> client;
 };
 // nullopt when `msg` does not walk as one question plus its counted records
 // (or is longer than a DNS message can be).
@@ -47,6 +63,22 @@ std::optional<dns::Bytes> rewrite_answer(dns::ByteView stored, const ClientQuest
 // The same, with `layout` = layout_of(stored) found earlier (the hit path).
 std::optional<dns::Bytes> rewrite_answer(dns::ByteView stored, const AnswerLayout& layout, const ClientQuestion& client,
                                          std::uint32_t age_seconds, std::optional<std::uint32_t> fixed_ttl = std::nullopt);
+
+// The answer a client receives for a hit, in one copy: rewrite_answer, then
+// dns::answer_for_client's EDNS rule from `layout.client` (the copy stops at
+// the upstream OPT; ours for a client that sent OPT), then UDP truncation
+// to the link. Byte-identical to answer_for_client(rewrite_answer(...)).
+// `rcode` is the reply's full 12-bit rcode (dns::reply_rcode's value, known
+// without a scan). nullopt when the layout has no client form, the answer
+// does not rewrite, or answer_for_client would refuse it (an extended rcode
+// for a client without OPT): the caller takes the general path.
+struct ClientAnswer {
+  dns::Bytes bytes;
+  std::uint16_t rcode = 0;
+};
+std::optional<ClientAnswer> client_answer(dns::ByteView stored, const AnswerLayout& layout, const ClientQuestion& client,
+                                          std::uint32_t age_seconds, const dns::Edns& client_edns,
+                                          const dns::ClientLink& link);
 
 // The stored form of an answer: every record TTL except OPT's clamped to
 // [lo, hi], so that what a client is told never outlives (max_ttl) or falls

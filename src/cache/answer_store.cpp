@@ -18,12 +18,14 @@ std::size_t AnswerStore::cost(const Key& k, const dns::Bytes& answer) {
 
 std::size_t AnswerStore::cost(const Key& k, const dns::Bytes& answer, const AnswerLayout& layout) {
   const std::size_t ttl_heap = layout.ttl_at.empty() ? 0 : malloc_block(layout.ttl_at.size() * sizeof(std::uint16_t));
+  const std::size_t options_heap =
+      layout.client && !layout.client->options.empty() ? malloc_block(layout.client->options.size()) : 0;
   const std::size_t list_node = malloc_block(sizeof(Node) + 2 * sizeof(void*));
   // next pointer, the pair, the cached hash.
   const std::size_t hash_node =
       malloc_block(sizeof(void*) + sizeof(std::pair<const std::string_view, List::iterator>) + sizeof(std::size_t));
   const std::size_t key_heap = k.packed.size() > inline_string_chars ? malloc_block(k.packed.size() + 1) : 0;
-  return list_node + hash_node + key_heap + malloc_block(answer.size()) + ttl_heap;
+  return list_node + hash_node + key_heap + malloc_block(answer.size()) + ttl_heap + options_heap;
 }
 
 AnswerStore::AnswerStore(std::size_t max_bytes, Eviction policy)

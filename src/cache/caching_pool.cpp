@@ -83,15 +83,34 @@ std::optional<dns::Bytes> CachingPool::answer_now(const dns::Query& q, dns::Byte
   auto out = rewrite_answer(a->answer, a->layout, ClientQuestion{q.header.id, q.header.rd(), question_bytes(raw, q)},
                             age_seconds(a->age, now), {});
   if (!out) return std::nullopt;
+  count_hit(key.packed(), raw, f);
+  return out;
+}
+
+std::optional<ClientAnswer> CachingPool::client_answer_now(const dns::Query& q, dns::ByteView raw,
+                                                           const dns::ClientLink& link) {
+  const KeyBuffer key(q);
+  StoredAnswer* a = store_.find(key.packed());
+  if (!a || !a->layout.client) return std::nullopt;
+  const loop::TimePoint now = sched_.now();
+  const Freshness f = freshness_at(a->age, now, rules());
+  if (f != Freshness::fresh && f != Freshness::fresh_prefetch) return std::nullopt;
+  auto out = client_answer(a->answer, a->layout, ClientQuestion{q.header.id, q.header.rd(), question_bytes(raw, q)},
+                           age_seconds(a->age, now), q.edns, link);
+  if (!out) return std::nullopt;
+  count_hit(key.packed(), raw, f);
+  return out;
+}
+
+void CachingPool::count_hit(std::string_view packed_key, dns::ByteView raw, Freshness f) {
   ++stats_.hits;
   if (f == Freshness::fresh_prefetch) {
-    const Key k{std::string(key.packed())};
+    const Key k{std::string(packed_key)};
     if (!joinable_.count(k.packed) && may_prefetch(pool_.snapshot())) {
       ++stats_.prefetches;
       start_flight(k, raw, {}, true);
     }
   }
-  return out;
 }
 
 CachingPool::Ticket CachingPool::submit(const dns::Query& q, dns::ByteView raw, Done done) {

@@ -106,7 +106,18 @@ class CachingPool {
   // question: the caller then submit()s, which decides as it always did. The
   // caller delivers it from the loop (the engine batches them).
   std::optional<dns::Bytes> answer_now(const dns::Query& q, dns::ByteView raw);
+  // The same, already the answer this client receives (client_answer: the
+  // client-facing OPT from the form found when the answer was stored, UDP
+  // truncation to `link`), with its rcode. nullopt, and nothing counted,
+  // when answer_now's conditions fail or the answer has no client form: the
+  // caller then takes answer_now's path.
+  std::optional<ClientAnswer> client_answer_now(const dns::Query& q, dns::ByteView raw, const dns::ClientLink& link);
   void cancel(Ticket t);
+ private:
+  // A hit's bookkeeping: the count and, near expiry, the prefetch.
+  void count_hit(std::string_view packed_key, dns::ByteView raw, Freshness f);
+
+ public:
 
   // Operator flush. flush_name returns nullopt for a name that is not a
   // valid presentation name.

@@ -65,7 +65,7 @@ dns::Bytes Engine::refuse(dns::ByteView packet, Protocol proto) {
   return reply;
 }
 
-Engine::Result Engine::submit(dns::ByteView packet, Protocol proto, ReplyFn reply) {
+Engine::Result Engine::submit(dns::ByteView packet, Protocol proto, ReplyFn reply, HitDelivery hits) {
   Result res;
   const auto p = static_cast<std::size_t>(proto);
   auto parsed = dns::parse_query(packet);
@@ -98,14 +98,35 @@ Engine::Result Engine::submit(dns::ByteView packet, Protocol proto, ReplyFn repl
   }
 
   if (cache_) {
-    // The hit path: one parse (above), one lookup, one rewrite by the cache
-    // and one by for_client. rewrite_answer gave the answer this client's ID
-    // and question bytes, over an answer validated when it was stored, so
-    // the forward path's re-validation cannot fail here. Anything else (no
-    // fresh entry, an answer that does not rewrite) takes forward() below.
-    if (auto hit = cache_->answer_now(*parsed.query, packet)) {
+    // The hit path: one parse (above), one lookup, and one copy that is
+    // already the client's answer (cache::client_answer: ID, question bytes,
+    // aged TTLs, the client-facing OPT found when the answer was stored, UDP
+    // truncation), over an answer validated when it was stored, so the
+    // forward path's re-validation cannot fail here. An answer without that
+    // form takes answer_now and for_client; anything else (no fresh entry,
+    // an answer that does not rewrite) takes forward() below.
+    const dns::ClientLink link = dns::client_link(*parsed.query, proto == Protocol::udp);
+    std::optional<dns::Bytes> answer;
+    std::optional<std::uint16_t> rcode;
+    if (auto hit = cache_->client_answer_now(*parsed.query, packet, link)) {
+      answer = std::move(hit->bytes);
+      rcode = hit->rcode;
+    } else if (auto general = cache_->answer_now(*parsed.query, packet)) {
+      answer = for_client(*general, packet, *parsed.query, proto);
+    }
+    if (answer) {
+      if (hits == HitDelivery::now) {
+        res.kind = Admission::answered;
+        res.reply = std::move(*answer);
+        if (rcode) {
+          ++counters_.replies_by_rcode[p][rcode_bucket(*rcode)];
+        } else {
+          count_reply(proto, res.reply);
+        }
+        return res;
+      }
       const QueryId id = next_id_++;
-      ready_.push_back(ReadyReply{id, proto, std::move(reply), for_client(*hit, packet, *parsed.query, proto)});
+      ready_.push_back(ReadyReply{id, proto, std::move(reply), std::move(*answer)});
       if (!ready_timer_.armed()) ready_timer_.arm(loop::Duration::zero(), [this] { deliver_ready(); });
       res.kind = Admission::forwarded;
       res.id = id;

@@ -52,6 +52,12 @@ class Engine {
   using ReplyFn = std::function<void(dns::Bytes&&)>;
 
   enum class Admission { forwarded, answered, dropped };
+  // When a cache hit reaches the caller. from_loop keeps the reply contract
+  // below (the hit is delivered by `reply`, from the loop). now returns it in
+  // Result::reply as `answered`: for a caller that sends it at once anyway
+  // (the UDP listener, which batches a wakeup's answers into one sendmmsg),
+  // deferring it would only cost a timer and a second pass over the batch.
+  enum class HitDelivery { from_loop, now };
   struct Result {
     Admission kind = Admission::dropped;
     QueryId id = 0;        // when forwarded
@@ -71,8 +77,9 @@ class Engine {
   // answered now (FORMERR, when its header can be echoed; NOTIMP for an
   // opcode other than QUERY) or dropped, and so is one that
   // dns::local_answer says is ours to answer (BADVERS, zone transfers);
-  // either way `reply` is not kept.
-  Result submit(dns::ByteView packet, Protocol proto, ReplyFn reply);
+  // either way `reply` is not kept. With HitDelivery::now a cache hit is
+  // answered now too (counted like any reply) and `reply` is not kept.
+  Result submit(dns::ByteView packet, Protocol proto, ReplyFn reply, HitDelivery hits = HitDelivery::from_loop);
   // The client went away (TCP connection closed): stop work, no reply.
   void abandon(QueryId id);
   // Answers every pending query with SERVFAIL now (shutdown deadline).

@@ -3,6 +3,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -13,30 +14,12 @@ namespace nxdns::server {
 
 namespace {
 
-// Makes `msg` carry one PKTINFO control message, so the answer leaves from
-// the address the query arrived at. `control` must hold CMSG_SPACE(sizeof T).
-template <class Pktinfo>
-void set_source(msghdr& msg, std::uint8_t* control, int level, int type, const Pktinfo& info) {
-  msg.msg_control = control;
-  msg.msg_controllen = CMSG_SPACE(sizeof(Pktinfo));
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = level;
-  c->cmsg_type = type;
-  c->cmsg_len = CMSG_LEN(sizeof(Pktinfo));
-  std::memcpy(CMSG_DATA(c), &info, sizeof info);
-}
+// The largest datagram the listener ever took whole (its old single buffer):
+// a longer one (only IPv6 jumbograms could be) is counted as truncated, a
+// shorter one too long for a query is answered FORMERR from its header.
+constexpr std::size_t max_udp_datagram = 65536;
 
 }  // namespace
-
-// Where an answer goes, and from which local address it must leave.
-struct UdpListener::Reply {
-  sockaddr_storage peer{};
-  socklen_t peer_len = 0;
-  bool have_v4_pktinfo = false;
-  bool have_v6_pktinfo = false;
-  in_pktinfo v4{};
-  in6_pktinfo v6{};
-};
 
 std::unique_ptr<UdpListener> UdpListener::open(event_base* base, const net::Endpoint& ep, query::Engine& engine,
                                                ListenerState& state, std::string* why) {
@@ -64,119 +47,141 @@ void UdpListener::stop_accepting() {
 }
 
 void UdpListener::on_readable() {
-  for (int i = 0; i < udp_reads_per_wakeup; ++i) {
-    Reply to;
-    iovec iov{buf_.data(), buf_.size()};
-    alignas(cmsghdr) std::uint8_t control[256];
-    msghdr msg{};
-    msg.msg_name = &to.peer;
-    msg.msg_namelen = sizeof to.peer;
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    const ssize_t n = ::recvmsg(fd_.get(), &msg, 0);
+  int reads = 0;
+  while (reads < udp_reads_per_wakeup) {
+    const std::size_t want =
+        std::min<std::size_t>(ReceiveBatch::capacity, static_cast<std::size_t>(udp_reads_per_wakeup - reads));
+    // MSG_TRUNC: each msg_len is the datagram's real length, so one longer
+    // than a slot is still recognised as too long (ReceiveBatch).
+    const int n = ::recvmmsg(fd_.get(), inbox_.prepare(want), static_cast<unsigned>(want), MSG_DONTWAIT | MSG_TRUNC, nullptr);
     if (n < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      ++reads;
       if (errno == EINTR) continue;
       // ICMP errors from earlier sends surface here (ECONNREFUSED etc.):
       // count them and keep serving.
       state_.reject(Rejection::receive_failed);
-      log::debug("udp ", local_.to_string(), ": recvmsg: ", std::strerror(errno));
+      log::debug("udp ", local_.to_string(), ": recvmmsg: ", std::strerror(errno));
       continue;
     }
-    to.peer_len = msg.msg_namelen;
-    if (msg.msg_flags & MSG_TRUNC) {
-      state_.reject(Rejection::udp_truncated_datagram);
-      continue;
-    }
-    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-      if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
-        std::memcpy(&to.v4, CMSG_DATA(c), sizeof to.v4);
-        to.v4.ipi_ifindex = 0;  // let routing pick the interface; keep the source address
-        to.have_v4_pktinfo = true;
-      } else if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO) {
-        std::memcpy(&to.v6, CMSG_DATA(c), sizeof to.v6);
-        to.have_v6_pktinfo = true;  // ifindex kept: link-local sources need it
+    reads += n;
+    for (int i = 0; i < n; ++i) {
+      const auto slot = static_cast<std::size_t>(i);
+      const msghdr& msg = inbox_.header(slot);
+      if ((msg.msg_flags & MSG_TRUNC) && inbox_.length(slot) > max_udp_datagram) {
+        state_.reject(Rejection::udp_truncated_datagram);
+        continue;
       }
+      handle(return_address_of(msg), inbox_.bytes(slot), inbox_.length(slot));
     }
-    const dns::ByteView packet(buf_.data(), static_cast<std::size_t>(n));
-    const auto* peer = reinterpret_cast<const sockaddr*>(&to.peer);
-    if (state_.access.decide(peer) == Access::refuse) {
-      // Outside access_control: REFUSED (RFC 1035 §4.1.1: "for policy
-      // reasons"), never forwarded, never tracked in the client table.
-      state_.reject(Rejection::udp_access_refused);
-      auto refused = engine_.refuse(packet, query::Protocol::udp);
-      if (!refused.empty()) send_reply(to, refused);
-      continue;
-    }
-    if (packet.size() > dns::max_client_query) {
-      // No single-question query is this long (dns::max_client_query says
-      // why); answered FORMERR from the header alone, never parsed further.
-      state_.reject(Rejection::udp_query_too_large);
-      // The engine's parse refuses it first thing (ParseError::too_large).
-      auto res = engine_.submit(packet, query::Protocol::udp, nullptr);
-      if (res.kind == query::Engine::Admission::answered) send_reply(to, res.reply);
-      continue;
-    }
-    FamilyState& fam = state_.family(local_.family());
-    if (fam.udp_in_flight >= udp_in_flight_cap) {
-      // Over the cap the client gets REFUSED at once (documented), so it can
-      // try another server instead of timing out.
-      state_.reject(Rejection::udp_in_flight_cap);
-      auto refused = engine_.refuse(packet, query::Protocol::udp);
-      if (!refused.empty()) send_reply(to, refused);
-      continue;
-    }
-    const ClientKey client = client_key(peer);
-    const ClientVerdict verdict = state_.clients.admit_udp_query(client, loop::Clock::now());
-    if (verdict != ClientVerdict::admit) {
-      // This client's share or rate is spent: it alone gets REFUSED, the
-      // slots it would have taken stay free for everyone else.
-      state_.reject(verdict == ClientVerdict::over_share  ? Rejection::udp_client_share
-                    : verdict == ClientVerdict::over_rate ? Rejection::udp_client_rate
-                                                          : Rejection::client_table_full);
-      auto refused = engine_.refuse(packet, query::Protocol::udp);
-      if (!refused.empty()) send_reply(to, refused);
-      continue;
-    }
-    std::weak_ptr<UdpListener*> weak = alive_;
-    auto res = engine_.submit(packet, query::Protocol::udp, [weak, to, client](dns::Bytes&& answer) {
-      auto alive = weak.lock();
-      if (!alive || !*alive) return;
-      UdpListener* self = *alive;
-      FamilyState& f = self->state_.family(self->local_.family());
-      if (f.udp_in_flight > 0) --f.udp_in_flight;
-      self->state_.clients.release_udp(client);
-      self->send_reply(to, answer);
-    });
-    switch (res.kind) {
-      case query::Engine::Admission::forwarded:
-        ++fam.udp_in_flight;
-        state_.clients.hold_udp(client);
-        break;
-      case query::Engine::Admission::answered:
-        send_reply(to, res.reply);
-        break;
-      case query::Engine::Admission::dropped:
-        break;
-    }
+    // Fewer than asked: the socket was empty a moment ago. Readiness is
+    // level-triggered, so anything that arrived since wakes us again; an
+    // extra recvmmsg only to read EAGAIN would cost a syscall per wakeup.
+    if (static_cast<std::size_t>(n) < want) break;
+  }
+  flush_outbox();
+}
+
+void UdpListener::handle(const ReturnAddress& to, dns::ByteView packet, std::size_t real_length) {
+  const sockaddr* peer = to.sa();
+  if (state_.access.decide(peer) == Access::refuse) {
+    // Outside access_control: REFUSED (RFC 1035 §4.1.1: "for policy
+    // reasons"), never forwarded, never tracked in the client table.
+    state_.reject(Rejection::udp_access_refused);
+    auto refused = engine_.refuse(packet, query::Protocol::udp);
+    if (!refused.empty()) queue_reply(to, std::move(refused));
+    return;
+  }
+  if (real_length > dns::max_client_query) {
+    // No single-question query is this long (dns::max_client_query says
+    // why); answered FORMERR from the header alone, never parsed further.
+    // `packet` holds max_client_query + 1 octets of it: enough for that.
+    state_.reject(Rejection::udp_query_too_large);
+    // The engine's parse refuses it first thing (ParseError::too_large).
+    auto res = engine_.submit(packet, query::Protocol::udp, nullptr);
+    if (res.kind == query::Engine::Admission::answered) queue_reply(to, std::move(res.reply));
+    return;
+  }
+  FamilyState& fam = state_.family(local_.family());
+  if (fam.udp_in_flight >= udp_in_flight_cap) {
+    // Over the cap the client gets REFUSED at once (documented), so it can
+    // try another server instead of timing out.
+    state_.reject(Rejection::udp_in_flight_cap);
+    auto refused = engine_.refuse(packet, query::Protocol::udp);
+    if (!refused.empty()) queue_reply(to, std::move(refused));
+    return;
+  }
+  const ClientKey client = client_key(peer);
+  const ClientVerdict verdict = state_.clients.admit_udp_query(client, loop::Clock::now());
+  if (verdict != ClientVerdict::admit) {
+    // This client's share or rate is spent: it alone gets REFUSED, the
+    // slots it would have taken stay free for everyone else.
+    state_.reject(verdict == ClientVerdict::over_share  ? Rejection::udp_client_share
+                  : verdict == ClientVerdict::over_rate ? Rejection::udp_client_rate
+                                                        : Rejection::client_table_full);
+    auto refused = engine_.refuse(packet, query::Protocol::udp);
+    if (!refused.empty()) queue_reply(to, std::move(refused));
+    return;
+  }
+  std::weak_ptr<UdpListener*> weak = alive_;
+  // Cache hits come back now (HitDelivery::now) and leave with this
+  // wakeup's sendmmsg: no timer, no second pass from the loop.
+  auto res = engine_.submit(
+      packet, query::Protocol::udp,
+      [weak, to, client](dns::Bytes&& answer) {
+        auto alive = weak.lock();
+        if (!alive || !*alive) return;
+        UdpListener* self = *alive;
+        FamilyState& f = self->state_.family(self->local_.family());
+        if (f.udp_in_flight > 0) --f.udp_in_flight;
+        self->state_.clients.release_udp(client);
+        self->send_reply(to, answer);
+      },
+      query::Engine::HitDelivery::now);
+  switch (res.kind) {
+    case query::Engine::Admission::forwarded:
+      ++fam.udp_in_flight;
+      state_.clients.hold_udp(client);
+      break;
+    case query::Engine::Admission::answered:
+      // Answered now (cache hit, FORMERR, local answer): nothing is held.
+      queue_reply(to, std::move(res.reply));
+      break;
+    case query::Engine::Admission::dropped:
+      break;
   }
 }
 
-void UdpListener::send_reply(const Reply& to, dns::ByteView bytes) {
-  iovec iov{const_cast<std::uint8_t*>(bytes.data()), bytes.size()};
+void UdpListener::queue_reply(const ReturnAddress& to, dns::Bytes&& bytes) {
+  if (outbox_.full()) flush_outbox();  // cannot happen: one answer per datagram read
+  outbox_.add(to, std::move(bytes));
+}
+
+void UdpListener::flush_outbox() {
+  std::span<mmsghdr> batch = outbox_.messages();
+  std::size_t sent = 0;
+  while (sent < batch.size()) {
+    const int n = ::sendmmsg(fd_.get(), batch.data() + sent, static_cast<unsigned>(batch.size() - sent), 0);
+    if (n > 0) {
+      sent += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    // The datagram at `sent` failed (EAGAIN/ENOBUFS: the socket buffer is
+    // full). UDP gives no delivery promise; the client retries. Count it,
+    // as a single send would, and go on with the rest.
+    state_.reject(Rejection::send_failed);
+    log::debug("udp ", local_.to_string(), ": sendmmsg: ", std::strerror(errno));
+    ++sent;
+  }
+  outbox_.clear();
+}
+
+void UdpListener::send_reply(const ReturnAddress& to, dns::ByteView bytes) {
+  iovec iov{};
   alignas(cmsghdr) std::uint8_t control[CMSG_SPACE(sizeof(in6_pktinfo))] = {};
   msghdr msg{};
-  msg.msg_name = const_cast<sockaddr_storage*>(&to.peer);
-  msg.msg_namelen = to.peer_len;
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  if (to.have_v4_pktinfo) {
-    set_source(msg, control, IPPROTO_IP, IP_PKTINFO, to.v4);
-  } else if (to.have_v6_pktinfo) {
-    set_source(msg, control, IPPROTO_IPV6, IPV6_PKTINFO, to.v6);
-  }
+  fill_send_header(msg, iov, control, to, bytes);
   for (;;) {
     if (::sendmsg(fd_.get(), &msg, 0) >= 0) return;
     if (errno == EINTR) continue;

@@ -1,8 +1,10 @@
 #pragma once
 // Plain DNS over UDP on one address. Queries go to the engine; answers go
 // back from the address the query arrived at (wildcard binds on hosts with
-// several addresses), truncated to what the client can take.
-#include <array>
+// several addresses), truncated to what the client can take. A wakeup reads
+// its datagrams with recvmmsg and sends the answers it could give at once
+// (cache hits, refusals, FORMERR) with one sendmmsg; answers from upstream
+// arrive one at a time, later, and go out at once with sendmsg.
 #include <memory>
 #include <string>
 
@@ -10,6 +12,7 @@
 #include "net/endpoint.hpp"
 #include "query/engine.hpp"
 #include "server/limits.hpp"
+#include "server/udp_batch.hpp"
 
 namespace nxdns::server {
 
@@ -35,8 +38,12 @@ class UdpListener {
   UdpListener(Key, query::Engine& engine, ListenerState& state) : engine_(engine), state_(state) {}
 
  private:
-  struct Reply;
-  void send_reply(const Reply& to, dns::ByteView bytes);
+  // One datagram of a wakeup: admitted, refused or answered; an answer
+  // given now joins `outbox_`.
+  void handle(const ReturnAddress& to, dns::ByteView packet, std::size_t real_length);
+  void queue_reply(const ReturnAddress& to, dns::Bytes&& bytes);
+  void flush_outbox();
+  void send_reply(const ReturnAddress& to, dns::ByteView bytes);
 
   query::Engine& engine_;
   ListenerState& state_;
@@ -46,7 +53,8 @@ class UdpListener {
   // Queries still owed an answer; their reply callbacks check this token so
   // an answer arriving after the listener is gone is dropped safely.
   std::shared_ptr<UdpListener*> alive_;
-  std::array<std::uint8_t, 65536> buf_{};
+  ReceiveBatch inbox_;
+  SendBatch outbox_;
 };
 
 }  // namespace nxdns::server

@@ -2,6 +2,7 @@
 // case from the client; TTLs aged, never below 0; stale answers TTL 30.
 #include "cache/answer_rewrite.hpp"
 #include "cache/answers.hpp"
+#include "dns/wire.hpp"
 
 #include <CppUTest/TestHarness.h>
 
@@ -90,4 +91,85 @@ TEST(AnswerRewrite, StoredLayoutGivesTheSameAnswer) {
   const dns::Bytes other = build({.answer = std::vector<Rec>(12, Rec{t_a, 1})});
   const auto wrong = layout_of(other);
   CHECK_FALSE(rewrite_answer(stored, *wrong, {1, true, q}, 0).has_value());
+}
+
+// client_answer (the hit path's one copy) against the general path it
+// replaces: for every stored shape x client x link, the same bytes as
+// answer_for_client(rewrite_answer(...)), or a decline where that path would
+// refuse or where the form could not be found (the caller then takes it).
+namespace {
+struct Shape {
+  const char* what;
+  dns::Bytes stored;
+};
+
+dns::Bytes with_opt_rdata(Answer a, std::uint32_t ttl, const dns::Bytes& rdata, bool record_after = false) {
+  a.opt = false;
+  dns::Bytes b = build(a);
+  b[11] = static_cast<std::uint8_t>(b[11] + 1 + (record_after ? 1 : 0));
+  dns::test::append(b, dns::test::opt_rr(4096, ttl, rdata));
+  if (record_after) put_rec(b, {t_a, 300});
+  return b;
+}
+
+std::vector<Shape> shapes() {
+  const Answer two{.id = 0x1111, .answer = {{t_cname, 3600}, {t_a, 300}}};
+  dns::Bytes opts = dns::test::option(dns::opt_padding, dns::Bytes(40, 0));
+  dns::test::append(opts, dns::test::option(10, dns::Bytes{1, 2, 3, 4, 5, 6, 7, 8}));  // a cookie: relayed
+  dns::test::append(opts, dns::test::option(dns::opt_tcp_keepalive, {}));
+  Answer many = two;
+  for (int i = 0; i < 60; ++i) many.answer.push_back({t_aaaa, 300});
+  return {
+      {"no OPT", build(two)},
+      {"OPT, no options", build({.id = 0x1111, .answer = two.answer, .opt = true})},
+      {"OPT with DO", with_opt_rdata(two, dns::wire::edns_do_bit, {})},
+      {"OPT with hop-by-hop and other options", with_opt_rdata(two, 0, opts)},
+      {"OPT with an extended rcode", build({.id = 0x1111, .answer = two.answer, .opt = true, .ext_rcode = 1})},
+      {"a record after the OPT", with_opt_rdata(two, 0, {}, true)},
+      {"options that do not tile", with_opt_rdata(two, 0, dns::Bytes{0, 10, 0, 9, 1})},
+      {"over 512 octets (TC for a classic client)", build({.id = 0x1111, .answer = many.answer, .opt = true})},
+  };
+}
+}  // namespace
+
+TEST(AnswerRewrite, ClientAnswerIsTheGeneralPathsBytesForEveryShapeClientAndLink) {
+  const dns::Bytes q = question_of("WwW.eXample.TEST");
+  int compared = 0, declined = 0;
+  for (const Shape& s : shapes()) {
+    const auto layout = layout_of(s.stored);
+    CHECK_TEXT(layout.has_value(), s.what);
+    for (int kind = 0; kind < 3; ++kind) {
+      dns::Query client;
+      client.edns.present = kind > 0;
+      client.edns.dnssec_ok = kind == 2;
+      client.edns.udp_payload = 1232;
+      for (const dns::ClientLink link : {dns::ClientLink{true, 512}, dns::ClientLink{true, 1232}, dns::ClientLink{false, 1232}}) {
+        const auto general_in = rewrite_answer(s.stored, *layout, {0xBEEF, true, q}, 100);
+        CHECK_TEXT(general_in.has_value(), s.what);
+        const auto want = dns::answer_for_client(*general_in, client, link);
+        const auto got = client_answer(s.stored, *layout, {0xBEEF, true, q}, 100, client.edns, link);
+        if (!got) {
+          ++declined;
+          continue;  // the caller takes the general path: whatever it gives is right by definition
+        }
+        CHECK_TEXT(want.has_value(), s.what);
+        CHECK_TEXT(*want == got->bytes, s.what);
+        CHECK_EQUAL_TEXT(*dns::reply_rcode(*want), got->rcode, s.what);
+        ++compared;
+      }
+    }
+  }
+  // Declines: the non-tiling options (no form at all: 9) and the extended
+  // rcode to clients without OPT (3). Everything else takes the one copy.
+  CHECK_EQUAL(12, declined);
+  CHECK_EQUAL(8 * 9 - 12, compared);
+}
+
+TEST(AnswerRewrite, ClientFormIsFoundOnceWhenStored) {
+  const dns::Bytes stored = build({.id = 0x1111, .answer = {{t_a, 300}}, .opt = true});
+  const auto layout = layout_of(stored);
+  CHECK_TRUE(layout->client.has_value());
+  CHECK_EQUAL(stored.size() - 11, layout->client->cut);  // the upstream OPT is the last 11 octets
+  CHECK_EQUAL(1, layout->client->dropped);
+  CHECK_TRUE(layout->client->upstream_do.has_value());
 }

@@ -117,6 +117,37 @@ TEST(EngineCache, HitsOfOneLoopPassShareOneTimerAndHoldNoBudget) {
   CHECK_EQUAL(31u, r.engine->counters().replies_by_rcode[0][0]);
 }
 
+// HitDelivery::now (the UDP listener, which sends a wakeup's answers with
+// one sendmmsg): a hit is answered inside submit(), counted, and leaves no
+// timer, no query in flight and no kept callback behind.
+TEST(EngineCache, HitAnsweredNowTakesNoTimerAndKeepsNoCallback) {
+  Rig r;
+  r.send(q_for(1, "www.example.test"));
+  r.fake->respond_oldest(answer_to);
+  r.sched.run_ready();
+  bool called = false;
+  const auto res = r.engine->submit(q_for(2, "WWW.example.test"), Protocol::udp, [&called](dns::Bytes&&) { called = true; },
+                                    Engine::HitDelivery::now);
+  CHECK(res.kind == Engine::Admission::answered);
+  CHECK_EQUAL(2, dns::get_id(res.reply));
+  CHECK_EQUAL(0, res.reply[3] & 0x0F);
+  // The client's question case, as for a hit delivered from the loop.
+  CHECK_EQUAL('W', res.reply[13]);
+  CHECK_EQUAL(0u, r.sched.pending());
+  CHECK_EQUAL(0u, r.engine->in_flight());
+  CHECK_EQUAL(2u, r.engine->counters().replies_by_rcode[0][0]);
+  CHECK_EQUAL(1u, r.cache->stats().hits);
+  r.sched.run_ready();
+  CHECK_FALSE(called);
+  // A miss with HitDelivery::now is forwarded as always.
+  const auto miss = r.engine->submit(q_for(3, "other.example.test"), Protocol::udp, [&called](dns::Bytes&&) { called = true; },
+                                     Engine::HitDelivery::now);
+  CHECK(miss.kind == Engine::Admission::forwarded);
+  r.fake->respond_oldest(answer_to);
+  r.sched.run_ready();
+  CHECK_TRUE(called);
+}
+
 TEST(EngineCache, AbandonedHitIsNotDelivered) {
   Rig r;
   r.send(q_for(1, "www.example.test"));

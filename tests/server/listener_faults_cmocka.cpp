@@ -1,7 +1,10 @@
-// Fault injection at the listeners' C boundary: recvmsg, sendmsg and accept4
-// are interposed with the linker's --wrap, so errors that are hard to cause
-// on a real wire (ICMP errors surfacing on recv, ENOBUFS on send, EMFILE on
-// accept) are injected exactly.
+// Fault injection at the listeners' C boundary: recvmsg, sendmsg, accept4
+// and the UDP listener's batched recvmmsg and sendmmsg are interposed with
+// the linker's --wrap, so errors that are hard to cause on a real wire (ICMP
+// errors surfacing on recv, ENOBUFS on send, EMFILE on accept) are injected
+// exactly. A batched call takes one scripted result per datagram, so a
+// script reads the same whether the listener reads one datagram a call or
+// many.
 #include <errno.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -31,6 +34,8 @@ extern "C" {
 ssize_t __real_recvmsg(int fd, msghdr* msg, int flags);
 ssize_t __real_sendmsg(int fd, const msghdr* msg, int flags);
 int __real_accept4(int fd, sockaddr* addr, socklen_t* len, int flags);
+int __real_recvmmsg(int fd, mmsghdr* vec, unsigned vlen, int flags, timespec* timeout);
+int __real_sendmmsg(int fd, mmsghdr* vec, unsigned vlen, int flags);
 }
 
 namespace {
@@ -54,39 +59,101 @@ struct Script {
     *r = results[next++];
     return true;
   }
+  // A batched call stops before a result it cannot give in the same call
+  // (an error after some datagrams): the next call pops it again.
+  void unpop() {
+    --calls;
+    --next;
+  }
   void reset() { *this = Script{}; }
 };
 Script recv_script, send_script, accept_script;
+// Calls of each wrapped function, scripted or not (syscalls per wakeup).
+struct Calls {
+  int recvmsg = 0, recvmmsg = 0, sendmsg = 0, sendmmsg = 0;
+  int real_sent = 0;  // datagrams the real send calls took
+} calls;
 // A query to hand out when the recv script says "packet" (result -100).
 std::uint8_t injected[512];
 std::size_t injected_len = 0;
 }  // namespace
 
+namespace {
+// The scripted packet (result -100) into `msg`: the injected query from one
+// of eight loopback clients in turn, so the in-flight cap binds before any
+// one client's share (server::udp_client_share) does.
+ssize_t deliver_injected(msghdr* msg) {
+  std::memcpy(msg->msg_iov[0].iov_base, injected, injected_len);
+  auto* sin = static_cast<sockaddr_in*>(msg->msg_name);
+  std::memset(sin, 0, sizeof *sin);
+  sin->sin_family = AF_INET;
+  sin->sin_port = htons(9);  // discard port on loopback: nobody reads it
+  static std::uint32_t next_client = 0;
+  sin->sin_addr.s_addr = htonl(0x7F000001 + (next_client++ % 8));
+  msg->msg_namelen = sizeof(sockaddr_in);
+  msg->msg_controllen = 0;
+  msg->msg_flags = 0;
+  return static_cast<ssize_t>(injected_len);
+}
+}  // namespace
+
 extern "C" ssize_t __wrap_recvmsg(int fd, msghdr* msg, int flags) {
+  ++calls.recvmsg;
   int r;
   if (!recv_script.pop(&r)) return __real_recvmsg(fd, msg, flags);
-  if (r == -100) {
-    std::memcpy(msg->msg_iov[0].iov_base, injected, injected_len);
-    auto* sin = static_cast<sockaddr_in*>(msg->msg_name);
-    std::memset(sin, 0, sizeof *sin);
-    sin->sin_family = AF_INET;
-    sin->sin_port = htons(9);  // discard port on loopback: nobody reads it
-    // Eight loopback clients in turn, so the in-flight cap binds before any
-    // one client's share (server::udp_client_share) does.
-    static std::uint32_t next_client = 0;
-    sin->sin_addr.s_addr = htonl(0x7F000001 + (next_client++ % 8));
-    msg->msg_namelen = sizeof(sockaddr_in);
-    msg->msg_controllen = 0;
-    msg->msg_flags = 0;
-    return static_cast<ssize_t>(injected_len);
+  if (r == -100) return deliver_injected(msg);
+  return r;
+}
+
+extern "C" int __wrap_recvmmsg(int fd, mmsghdr* vec, unsigned vlen, int flags, timespec* timeout) {
+  ++calls.recvmmsg;
+  for (unsigned i = 0; i < vlen; ++i) {
+    int r;
+    if (!recv_script.pop(&r)) {
+      if (i > 0) return static_cast<int>(i);
+      return __real_recvmmsg(fd, vec, vlen, flags, timeout);
+    }
+    if (r == -100) {
+      vec[i].msg_len = static_cast<unsigned>(deliver_injected(&vec[i].msg_hdr));
+      continue;
+    }
+    if (i == 0) return r;  // errno set by pop
+    recv_script.unpop();   // an error after datagrams: the next call reports it
+    return static_cast<int>(i);
+  }
+  return static_cast<int>(vlen);
+}
+
+extern "C" ssize_t __wrap_sendmsg(int fd, const msghdr* msg, int flags) {
+  ++calls.sendmsg;
+  int r;
+  if (!send_script.pop(&r)) {
+    const ssize_t n = __real_sendmsg(fd, msg, flags);
+    if (n >= 0) ++calls.real_sent;
+    return n;
   }
   return r;
 }
 
-extern "C" ssize_t __wrap_sendmsg(int fd, const msghdr* msg, int flags) {
-  int r;
-  if (!send_script.pop(&r)) return __real_sendmsg(fd, msg, flags);
-  return r;
+extern "C" int __wrap_sendmmsg(int fd, mmsghdr* vec, unsigned vlen, int flags) {
+  ++calls.sendmmsg;
+  for (unsigned i = 0; i < vlen; ++i) {
+    int r;
+    if (!send_script.pop(&r)) {
+      const int more = __real_sendmmsg(fd, vec + i, vlen - i, flags);
+      if (more > 0) calls.real_sent += more;
+      if (i == 0) return more;
+      return static_cast<int>(i) + (more > 0 ? more : 0);
+    }
+    if (r >= 0) {
+      vec[i].msg_len = static_cast<unsigned>(r);
+      continue;
+    }
+    if (i == 0) return r;  // errno set by pop
+    send_script.unpop();
+    return static_cast<int>(i);
+  }
+  return static_cast<int>(vlen);
 }
 
 extern "C" int __wrap_accept4(int fd, sockaddr* addr, socklen_t* len, int flags) {
@@ -140,6 +207,7 @@ int reset_scripts(void**) {
   recv_script.reset();
   send_script.reset();
   accept_script.reset();
+  calls = Calls{};
   return 0;
 }
 
@@ -205,6 +273,46 @@ static void udp_over_the_cap_is_refused(void**) {
   assert_int_equal(rig.engine->counters().replies_by_rcode[0][5], 1);  // REFUSED sent
 }
 
+// Answers given at once leave together: ten datagrams answered in the same
+// wakeup (NOTIMP here: an opcode nxdns does not implement) cost one read
+// call and one send call, not ten of each (issue 14: a syscall per datagram
+// each way was the hit path's largest cost after the engine's own).
+static void udp_wakeup_reads_and_answers_in_one_call_each(void**) {
+  Rig rig;
+  std::string why;
+  auto l = server::UdpListener::open(rig.base.get(), loopback_any_port(), *rig.engine, rig.state, &why);
+  assert_non_null(l.get());
+  make_injected_query();
+  injected[2] = static_cast<std::uint8_t>(injected[2] | 0x10);  // opcode 2 (STATUS)
+  for (int i = 0; i < 10; ++i) recv_script.push(-100, 0);
+  recv_script.push(-1, EAGAIN);
+  l->on_readable();
+  assert_int_equal(rig.engine->counters().replies_by_rcode[0][4], 10);  // NOTIMP, each counted
+  assert_int_equal(calls.recvmsg + calls.recvmmsg, 1);
+  assert_int_equal(calls.sendmsg + calls.sendmmsg, 1);
+  assert_int_equal(rig.state.rejected(server::Rejection::send_failed), 0);
+}
+
+// A send that fails in the middle of a batch loses that answer alone:
+// counted once, the answers after it still go out.
+static void udp_batch_send_failure_loses_one_answer(void**) {
+  Rig rig;
+  std::string why;
+  auto l = server::UdpListener::open(rig.base.get(), loopback_any_port(), *rig.engine, rig.state, &why);
+  assert_non_null(l.get());
+  make_injected_query();
+  injected[2] = static_cast<std::uint8_t>(injected[2] | 0x10);
+  for (int i = 0; i < 5; ++i) recv_script.push(-100, 0);
+  recv_script.push(-1, EAGAIN);
+  send_script.push(40, 0);
+  send_script.push(40, 0);
+  send_script.push(-1, ENOBUFS);
+  l->on_readable();
+  assert_int_equal(send_script.next, 3);  // every scripted result used once
+  assert_int_equal(rig.state.rejected(server::Rejection::send_failed), 1);
+  assert_int_equal(calls.real_sent, 2);  // the two after the failure went out
+}
+
 // EMFILE on accept leaves the connection in the backlog and the socket
 // readable. The listener must pause instead of spinning, then resume.
 static void accept_emfile_pauses_then_resumes(void**) {
@@ -233,6 +341,8 @@ int main() {
       cmocka_unit_test_setup(udp_receive_errors_are_counted_and_survived, reset_scripts),
       cmocka_unit_test_setup(udp_send_failure_is_counted_and_releases_the_slot, reset_scripts),
       cmocka_unit_test_setup(udp_over_the_cap_is_refused, reset_scripts),
+      cmocka_unit_test_setup(udp_wakeup_reads_and_answers_in_one_call_each, reset_scripts),
+      cmocka_unit_test_setup(udp_batch_send_failure_loses_one_answer, reset_scripts),
       cmocka_unit_test_setup(accept_emfile_pauses_then_resumes, reset_scripts),
   };
   return cmocka_run_group_tests_name("server_listener_faults", tests, nullptr, nullptr);
