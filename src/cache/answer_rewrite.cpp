@@ -104,6 +104,30 @@ std::optional<AnswerLayout::ClientForm> client_form_of(dns::ByteView msg, const 
   return f;
 }
 
+// True when no octet of a TTL field is part of how `msg` parses. Every hit
+// rewrites the TTLs (ageing); the general path re-scans what it built and
+// refuses a message that no longer walks (answer_for_client's last check),
+// but the one-copy form skips that scan. A crafted answer can aim a
+// compression pointer into a TTL field, so that ageing turns a name that
+// walked into one that does not: found by the cache_rewrite fuzzer. Two
+// checks cover every way a TTL octet can be structure:
+//   - as a length octet: 0x40 is an error in every context (RFC 6891 §5's
+//     retired extended label type), so a walk with every TTL octet set to
+//     it proves no name reads a length octet there;
+//   - as the second octet of a pointer whose first octet lies just before
+//     the field (the class's low octet, 0xC0 or above).
+// An answer that fails either takes the general path on every hit.
+bool ttls_are_not_structure(dns::ByteView msg, const AnswerLayout& layout) {
+  namespace w = dns::wire;
+  dns::Bytes probe(msg.begin(), msg.end());
+  for (const std::uint16_t at : layout.ttl_at) {
+    if (at == 0 || at + 4u > probe.size() || msg[at - 1u] >= 0xC0) return false;
+    std::fill_n(probe.begin() + at, 4, std::uint8_t{0x40});
+  }
+  const w::Layout l = w::scan(probe);
+  return l.error == dns::ParseError::none && l.end == layout.end;
+}
+
 }  // namespace
 
 std::optional<AnswerLayout> layout_of(dns::ByteView msg) {
@@ -123,7 +147,7 @@ std::optional<AnswerLayout> layout_of(dns::ByteView msg) {
     if (rr.type == dns::type_opt) continue;  // its TTL field is extended RCODE and flags
     out.ttl_at.push_back(static_cast<std::uint16_t>(rr.rdlength_at - 4));
   }
-  out.client = client_form_of(msg, l);
+  if (ttls_are_not_structure(msg, out)) out.client = client_form_of(msg, l);
   return out;
 }
 

@@ -173,3 +173,41 @@ TEST(AnswerRewrite, ClientFormIsFoundOnceWhenStored) {
   CHECK_EQUAL(1, layout->client->dropped);
   CHECK_TRUE(layout->client->upstream_do.has_value());
 }
+
+// A crafted answer whose second owner name is a compression pointer into the
+// first record's TTL field: octets 01 41 00 00 walk as the name "A." while
+// the TTL is 0x01410000, but aged by one second they are 01 40 FF FF, a
+// pointer past the end. The general path re-scans what it built and refuses
+// it; the one-copy form must not hand it out (found by the cache_rewrite
+// fuzzer), so such an answer has no client form.
+TEST(AnswerRewrite, AnAnswerWhoseNamesReadATtlFieldTakesTheGeneralPath) {
+  dns::Bytes stored;
+  for (const std::uint16_t v : {0x1111, 0x8180, 1, 2, 0, 0}) u16(stored, v);
+  const dns::Bytes q = question_of("a.test");
+  dns::test::append(stored, q);
+  const std::size_t first = stored.size();
+  u16(stored, 0xC00C);
+  u16(stored, t_a);
+  u16(stored, 1);
+  const std::size_t ttl_field = stored.size();
+  u32(stored, 0x01410000);
+  u16(stored, 4);
+  u32(stored, 0xC0000201);
+  u16(stored, static_cast<std::uint16_t>(0xC000 | ttl_field));  // the owner name is the TTL's octets
+  u16(stored, t_a);
+  u16(stored, 1);
+  u32(stored, 300);
+  u16(stored, 4);
+  u32(stored, 0xC0000202);
+  CHECK(first < ttl_field);
+
+  const auto layout = layout_of(stored);
+  CHECK_TRUE(layout.has_value());
+  const auto aged = rewrite_answer(stored, *layout, {0xBEEF, true, q}, 1);
+  CHECK_TRUE(aged.has_value());
+  dns::Query client;
+  const dns::ClientLink udp{true, 512};
+  CHECK_FALSE(dns::answer_for_client(*aged, client, udp).has_value());  // the general path refuses it
+  CHECK_FALSE(layout->client.has_value());
+  CHECK_FALSE(client_answer(stored, *layout, {0xBEEF, true, q}, 1, client.edns, udp).has_value());
+}

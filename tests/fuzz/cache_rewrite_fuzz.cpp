@@ -1,11 +1,15 @@
 // libFuzzer target for the cache's answer handling: answer_ttl (what is
 // cached, for how long), clamp_record_ttls (the stored form) and
-// rewrite_answer (a stored answer made into this client's answer).
+// rewrite_answer (a stored answer made into this client's answer), and
+// client_answer (the hit path's one-copy form of the same).
 //
 // Input: [flags:1][client_len:2][client query bytes][stored answer bytes].
 // Invariants checked: nothing crashes or reads out of bounds (ASan/UBSan);
 // a rewritten answer is never longer than the stored one, carries the
-// client's ID and exactly the client's question bytes.
+// client's ID and exactly the client's question bytes; client_answer, where
+// it answers at all, gives byte for byte what the general path gives
+// (answer_for_client of rewrite_answer) and that reply's rcode: it serves
+// every UDP hit, so a divergence would be a wrong answer, not a crash.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -47,5 +51,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       std::memcmp(out->data() + dns::header_size, question.data(), question.size()) != 0)
     std::abort();
   (void)cache::answer_ttl(*out, clamp);
+
+  if (fixed) return 0;  // the hit path serves fresh answers only
+  const auto layout = cache::layout_of(stored);
+  if (!layout) return 0;
+  const dns::ClientLink link = dns::client_link(q, (flags & 0x20) == 0);
+  const auto fast = cache::client_answer(stored, *layout, cq, age, q.edns, link);
+  if (!fast) return 0;
+  const auto general = dns::answer_for_client(*out, q, link);
+  if (!general || *general != fast->bytes) std::abort();
+  if (dns::reply_rcode(*general) != std::optional<std::uint16_t>(fast->rcode)) std::abort();
   return 0;
 }
