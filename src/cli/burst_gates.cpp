@@ -47,8 +47,9 @@ constexpr BurstGate gate_table[] = {
     // the day's merge (load 0.7): 1.04..1.14 on 3.6 (6 runs), 1.00..1.09 on
     // 2.28 (6 runs). Margin 0.25, wider than warm's: with no verdict yet the
     // burst also dials headroom sessions (dot_placement.hpp), whose
-    // handshakes' CPU (key shares as the burst is written, key agreement and
-    // certificate checks about when its answers arrive) competes with the
+    // handshakes' CPU (key shares on the loop turn after the burst is
+    // written, key agreement and certificate checks about when its answers
+    // arrive) competes with the
     // burst on the daemon and the 2-core machine's fixture; a CI run at
     // 9e939f0 measured 1.29 on 3.6 (the answers in two steps, 48 and 53 ms,
     // four dials), and on a loaded machine the same burst without headroom
