@@ -147,8 +147,17 @@ std::optional<AnswerLayout> layout_of(dns::ByteView msg) {
     if (rr.type == dns::type_opt) continue;  // its TTL field is extended RCODE and flags
     out.ttl_at.push_back(static_cast<std::uint16_t>(rr.rdlength_at - 4));
   }
-  if (ttls_are_not_structure(msg, out)) out.client = client_form_of(msg, l);
+  out.opt_options = l.opt ? static_cast<std::uint16_t>(l.opt->rdlength) : 0;
   return out;
+}
+
+void find_client_form(dns::ByteView msg, AnswerLayout& layout) {
+  layout.client_checked = true;
+  layout.client.reset();
+  if (!ttls_are_not_structure(msg, layout)) return;
+  const dns::wire::Layout l = dns::wire::scan(msg);
+  if (l.error != dns::ParseError::none || l.end != layout.end) return;
+  layout.client = client_form_of(msg, l);
 }
 
 std::optional<dns::Bytes> rewrite_answer(dns::ByteView stored, const ClientQuestion& client, std::uint32_t age_seconds,

@@ -18,8 +18,9 @@ std::size_t AnswerStore::cost(const Key& k, const dns::Bytes& answer) {
 
 std::size_t AnswerStore::cost(const Key& k, const dns::Bytes& answer, const AnswerLayout& layout) {
   const std::size_t ttl_heap = layout.ttl_at.empty() ? 0 : malloc_block(layout.ttl_at.size() * sizeof(std::uint16_t));
-  const std::size_t options_heap =
-      layout.client && !layout.client->options.empty() ? malloc_block(layout.client->options.size()) : 0;
+  // The client form is found on the first hit (find_client_form); its
+  // options' block is charged from the start, at the upstream OPT's bound.
+  const std::size_t options_heap = layout.opt_options ? malloc_block(layout.opt_options) : 0;
   const std::size_t list_node = malloc_block(sizeof(Node) + 2 * sizeof(void*));
   // next pointer, the pair, the cached hash.
   const std::size_t hash_node =

@@ -32,7 +32,7 @@ const char* describe(Eviction e);
 
 struct StoredAnswer {
   dns::Bytes answer;  // the upstream's answer as validated, with its ID and question case
-  AnswerLayout layout;  // layout_of(answer), found once when stored
+  AnswerLayout layout;  // layout_of(answer), found once when stored; its client form on the first hit
   EntryAge age;
   bool negative = false;
 };

@@ -91,10 +91,12 @@ std::optional<ClientAnswer> CachingPool::client_answer_now(const dns::Query& q, 
                                                            const dns::ClientLink& link) {
   const KeyBuffer key(q);
   StoredAnswer* a = store_.find(key.packed());
-  if (!a || !a->layout.client) return std::nullopt;
+  if (!a) return std::nullopt;
   const loop::TimePoint now = sched_.now();
   const Freshness f = freshness_at(a->age, now, rules());
   if (f != Freshness::fresh && f != Freshness::fresh_prefetch) return std::nullopt;
+  if (!a->layout.client_checked) find_client_form(a->answer, a->layout);
+  if (!a->layout.client) return std::nullopt;
   auto out = client_answer(a->answer, a->layout, ClientQuestion{q.header.id, q.header.rd(), question_bytes(raw, q)},
                            age_seconds(a->age, now), q.edns, link);
   if (!out) return std::nullopt;

@@ -136,8 +136,9 @@ TEST(AnswerRewrite, ClientAnswerIsTheGeneralPathsBytesForEveryShapeClientAndLink
   const dns::Bytes q = question_of("WwW.eXample.TEST");
   int compared = 0, declined = 0;
   for (const Shape& s : shapes()) {
-    const auto layout = layout_of(s.stored);
+    auto layout = layout_of(s.stored);
     CHECK_TEXT(layout.has_value(), s.what);
+    find_client_form(s.stored, *layout);
     for (int kind = 0; kind < 3; ++kind) {
       dns::Query client;
       client.edns.present = kind > 0;
@@ -165,9 +166,13 @@ TEST(AnswerRewrite, ClientAnswerIsTheGeneralPathsBytesForEveryShapeClientAndLink
   CHECK_EQUAL(8 * 9 - 12, compared);
 }
 
-TEST(AnswerRewrite, ClientFormIsFoundOnceWhenStored) {
+TEST(AnswerRewrite, ClientFormIsFoundOnTheFirstHitNotWhenStored) {
   const dns::Bytes stored = build({.id = 0x1111, .answer = {{t_a, 300}}, .opt = true});
-  const auto layout = layout_of(stored);
+  auto layout = layout_of(stored);
+  CHECK_FALSE(layout->client_checked);  // storing an answer asked once pays no walks for it
+  CHECK_FALSE(layout->client.has_value());
+  find_client_form(stored, *layout);
+  CHECK_TRUE(layout->client_checked);
   CHECK_TRUE(layout->client.has_value());
   CHECK_EQUAL(stored.size() - 11, layout->client->cut);  // the upstream OPT is the last 11 octets
   CHECK_EQUAL(1, layout->client->dropped);
@@ -201,8 +206,9 @@ TEST(AnswerRewrite, AnAnswerWhoseNamesReadATtlFieldTakesTheGeneralPath) {
   u32(stored, 0xC0000202);
   CHECK(first < ttl_field);
 
-  const auto layout = layout_of(stored);
+  auto layout = layout_of(stored);
   CHECK_TRUE(layout.has_value());
+  find_client_form(stored, *layout);
   const auto aged = rewrite_answer(stored, *layout, {0xBEEF, true, q}, 1);
   CHECK_TRUE(aged.has_value());
   dns::Query client;

@@ -53,8 +53,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)cache::answer_ttl(*out, clamp);
 
   if (fixed) return 0;  // the hit path serves fresh answers only
-  const auto layout = cache::layout_of(stored);
+  auto layout = cache::layout_of(stored);
   if (!layout) return 0;
+  cache::find_client_form(stored, *layout);
   const dns::ClientLink link = dns::client_link(q, (flags & 0x20) == 0);
   const auto fast = cache::client_answer(stored, *layout, cq, age, q.edns, link);
   if (!fast) return 0;
