@@ -20,12 +20,17 @@ loop::UniqueFd bind_socket(const net::Endpoint& ep, int type, std::string* why) 
   if (!fd) return fail("create socket for");
   int one = 1;
   if (type == SOCK_STREAM) ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  // A wildcard bind answers from the address each query was sent to, which
+  // only the PKTINFO control message tells it. A socket bound to one address
+  // answers from that address anyway, so it asks for none: the kernel then
+  // builds no control message per datagram received and parses none per
+  // answer sent (the cached-answer path is mostly kernel time, issue 14).
+  const bool needs_pktinfo = type == SOCK_DGRAM && net::is_unspecified(ep);
   if (ep.family() == AF_INET6) {
     if (::setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) != 0) return fail("set IPV6_V6ONLY on");
-    // Wildcard binds answer from the address the query was sent to.
-    if (type == SOCK_DGRAM && ::setsockopt(fd.get(), IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof one) != 0)
+    if (needs_pktinfo && ::setsockopt(fd.get(), IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof one) != 0)
       return fail("set IPV6_RECVPKTINFO on");
-  } else if (type == SOCK_DGRAM) {
+  } else if (needs_pktinfo) {
     if (::setsockopt(fd.get(), IPPROTO_IP, IP_PKTINFO, &one, sizeof one) != 0) return fail("set IP_PKTINFO on");
   }
   if (::bind(fd.get(), ep.sa(), ep.len) != 0) return fail("bind");
