@@ -61,14 +61,18 @@ constexpr BurstGate gate_table[] = {
     // session is detected, re-sent once and spread over sessions dialled as
     // headroom, so the burst pays a dial plus the spread line. Measured
     // after the day's merge (load 0.7): 3.76..4.23 on 3.6 (5 runs),
-    // 4.83..5.41 on 2.28 (6 runs). Margin 0.50
-    // (a cold-like burst: its dials' CPU is what load moves). Its staircase
+    // 4.83..5.41 on 2.28 (6 runs). Session 5 measured more on 3.6: a CI
+    // rehearsal 4.52 on an otherwise idle machine, then 4.40, 4.05, 4.18,
+    // 4.14, 4.04 (load ~2), so its median is now taken as 4.15 (was 4.00
+    // from the first five runs); 2.28 measured 5.41 once, inside its spread.
+    // Margin 0.50 (a cold-like burst: its dials' CPU is what load moves).
+    // Its staircase
     // is the 0.20, not 0.11: the open session still answers its line
     // one at a time while the re-sent copies come back from the new sessions
     // (measured 0.13 on a quiet machine), hence its rule: what tells
     // spreading from a serial line here is the fixture's counters in
     // burst_acceptance.sh (connections, duplicates received) and the ratio.
-    {"serial-one-session", false, true, 4.00, 5.00, 0.50, 0.20, 0, StaircaseRule::judged_by_fixture_counters},
+    {"serial-one-session", false, true, 4.15, 5.00, 0.50, 0.20, 0, StaircaseRule::judged_by_fixture_counters},
     // A warm burst through one DoH upstream over HTTP/2 (tests/integration/
     // doh.sh part 2: nghttpx terminating TLS and HTTP/2 in front of
     // nxdns-fixture-doh, the relay's 40 ms; a warm-up burst first): one
