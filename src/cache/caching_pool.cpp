@@ -71,37 +71,31 @@ upstream::PoolOutcome CachingPool::answer_for(const Member& m, const dns::Bytes&
   return out;
 }
 
-std::optional<dns::Bytes> CachingPool::answer_now(const dns::Query& q, dns::ByteView raw) {
-  // The hit path: the key in a stack buffer, the layout found when the answer
-  // was stored (bench/cache.md, "The hit path in instructions").
+std::optional<CachingPool::Hit> CachingPool::hit_now(const dns::Query& q, dns::ByteView raw,
+                                                     const dns::ClientLink& link) {
+  // The key in a stack buffer, the layout found when the answer was stored
+  // (bench/cache.md, "The hit path in instructions").
   const KeyBuffer key(q);
   StoredAnswer* a = store_.find(key.packed());
   if (!a) return std::nullopt;
   const loop::TimePoint now = sched_.now();
   const Freshness f = freshness_at(a->age, now, rules());
   if (f != Freshness::fresh && f != Freshness::fresh_prefetch) return std::nullopt;
-  auto out = rewrite_answer(a->answer, a->layout, ClientQuestion{q.header.id, q.header.rd(), question_bytes(raw, q)},
-                            age_seconds(a->age, now), {});
-  if (!out) return std::nullopt;
-  count_hit(key.packed(), raw, f);
-  return out;
-}
-
-std::optional<ClientAnswer> CachingPool::client_answer_now(const dns::Query& q, dns::ByteView raw,
-                                                           const dns::ClientLink& link) {
-  const KeyBuffer key(q);
-  StoredAnswer* a = store_.find(key.packed());
-  if (!a) return std::nullopt;
-  const loop::TimePoint now = sched_.now();
-  const Freshness f = freshness_at(a->age, now, rules());
-  if (f != Freshness::fresh && f != Freshness::fresh_prefetch) return std::nullopt;
+  const ClientQuestion client{q.header.id, q.header.rd(), question_bytes(raw, q)};
+  const std::uint32_t age = age_seconds(a->age, now);
   if (!a->layout.client_checked) find_client_form(a->answer, a->layout);
-  if (!a->layout.client) return std::nullopt;
-  auto out = client_answer(a->answer, a->layout, ClientQuestion{q.header.id, q.header.rd(), question_bytes(raw, q)},
-                           age_seconds(a->age, now), q.edns, link);
-  if (!out) return std::nullopt;
+  std::optional<Hit> hit;
+  if (a->layout.client) {
+    if (auto out = client_answer(a->answer, a->layout, client, age, q.edns, link))
+      hit = Hit{std::move(out->bytes), out->rcode};
+  }
+  if (!hit) {
+    auto out = rewrite_answer(a->answer, a->layout, client, age, {});
+    if (!out) return std::nullopt;
+    hit = Hit{std::move(*out), std::nullopt};
+  }
   count_hit(key.packed(), raw, f);
-  return out;
+  return hit;
 }
 
 void CachingPool::count_hit(std::string_view packed_key, dns::ByteView raw, Freshness f) {

@@ -100,18 +100,20 @@ class CachingPool {
   // ticket is cancelled first.
   Ticket submit(const dns::Query& q, dns::ByteView raw, Done done);
   // The hit path without a ticket: the answer to `q` (the parse of `raw`)
-  // from a fresh entry, rewritten for this client (rewrite_answer), counted
-  // as a hit and starting a prefetch exactly as submit() would. nullopt when
-  // there is no fresh entry, or the stored answer does not rewrite for this
-  // question: the caller then submit()s, which decides as it always did. The
-  // caller delivers it from the loop (the engine batches them).
-  std::optional<dns::Bytes> answer_now(const dns::Query& q, dns::ByteView raw);
-  // The same, already the answer this client receives (client_answer: the
-  // client-facing OPT from the form found when the answer was stored, UDP
-  // truncation to `link`), with its rcode. nullopt, and nothing counted,
-  // when answer_now's conditions fail or the answer has no client form: the
-  // caller then takes answer_now's path.
-  std::optional<ClientAnswer> client_answer_now(const dns::Query& q, dns::ByteView raw, const dns::ClientLink& link);
+  // from a fresh entry, counted as a hit and starting a prefetch exactly as
+  // submit() would, with one lookup. With the entry's client form (found on
+  // its first hit) `bytes` is already what this client receives
+  // (client_answer: the client-facing OPT, UDP truncation to `link`) and
+  // `rcode` is set; without one, `bytes` is the stored answer rewritten for
+  // this client (rewrite_answer) and the caller applies answer_for_client.
+  // nullopt, and nothing counted, when there is no fresh entry or the stored
+  // answer does not rewrite for this question: the caller then submit()s,
+  // which decides as it always did.
+  struct Hit {
+    dns::Bytes bytes;
+    std::optional<std::uint16_t> rcode;  // set: `bytes` is the client's answer
+  };
+  std::optional<Hit> hit_now(const dns::Query& q, dns::ByteView raw, const dns::ClientLink& link);
   void cancel(Ticket t);
  private:
   // A hit's bookkeeping: the count and, near expiry, the prefetch.

@@ -103,16 +103,15 @@ Engine::Result Engine::submit(dns::ByteView packet, Protocol proto, ReplyFn repl
     // aged TTLs, the client-facing OPT found when the answer was stored, UDP
     // truncation), over an answer validated when it was stored, so the
     // forward path's re-validation cannot fail here. An answer without that
-    // form takes answer_now and for_client; anything else (no fresh entry,
-    // an answer that does not rewrite) takes forward() below.
+    // form comes back rewritten and goes through for_client; anything else
+    // (no fresh entry, an answer that does not rewrite) takes forward()
+    // below.
     const dns::ClientLink link = dns::client_link(*parsed.query, proto == Protocol::udp);
     std::optional<dns::Bytes> answer;
     std::optional<std::uint16_t> rcode;
-    if (auto hit = cache_->client_answer_now(*parsed.query, packet, link)) {
-      answer = std::move(hit->bytes);
+    if (auto hit = cache_->hit_now(*parsed.query, packet, link)) {
       rcode = hit->rcode;
-    } else if (auto general = cache_->answer_now(*parsed.query, packet)) {
-      answer = for_client(*general, packet, *parsed.query, proto);
+      answer = rcode ? std::move(hit->bytes) : for_client(hit->bytes, packet, *parsed.query, proto);
     }
     if (answer) {
       if (hits == HitDelivery::now) {
