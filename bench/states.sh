@@ -36,7 +36,7 @@ STATE_LIST=(one-open idle-closed first serial-one serial-warm)
 
 # burst_state_once SERVER STATE -> "wall ratio stair bad tls conns resumptions pre"
 burst_state_once() {
-  local srv=$1 state=$2 mark addr flags=(--session-tickets) out mode=()
+  local srv=$1 state=$2 mark addr flags=("${BENCH_FIXTURE_FLAGS[@]}" --session-tickets) out mode=()
   mark=$(pids_mark)
   # shellcheck disable=SC2064  # expanded now on purpose: $mark is a local
   trap "pids_release $mark" EXIT
