@@ -121,9 +121,27 @@ DotSession* DotTransport::choose_session(std::optional<std::size_t> exclude) {
   // the largest target wins rather than the counts adding up.
   if (choice->headroom > 0) {
     headroom_target_ = std::max(headroom_target_, sessions_open() + choice->headroom);
-    if (!headroom_timer_.armed()) headroom_timer_.arm(loop::Duration::zero(), [this]() { dial_headroom(); });
+    if (!defer_headroom()) arm_headroom();
   }
   return &chosen;
+}
+
+bool DotTransport::defer_headroom() const {
+  // An upstream known to pipeline takes the whole burst on the session
+  // being dialled; headroom only has to be up for the next one. Dialled
+  // now, its handshake runs beside that session's on both ends (public-key
+  // arithmetic on one loop thread each) and the burst waits for both.
+  if (verdict() != PipeliningVerdict::pipelining) return false;
+  for (std::size_t i = 0; i < opts_.max_sessions; ++i) {
+    if (sessions_[i]->state() == SessionState::ready) return false;
+  }
+  return true;
+}
+
+void DotTransport::arm_headroom() {
+  if (headroom_target_ > 0 && !headroom_timer_.armed()) {
+    headroom_timer_.arm(loop::Duration::zero(), [this]() { dial_headroom(); });
+  }
 }
 
 std::size_t DotTransport::sessions_open() const {
@@ -227,6 +245,7 @@ void DotTransport::on_session_ready(DotSession& s) {
   ++connections_new_;
   tls_version_ = s.tls_version();
   log::debug("dot ", opts_.label, ": session ", s.index(), " established (", tls_version_, ")");
+  arm_headroom();  // deferred while this was the only session coming up
 }
 
 bool DotTransport::another_session_established(const DotSession& s) const {
@@ -468,6 +487,9 @@ void DotTransport::settle(DotSession& s, SessionEnd&& end) {
   // the upstream's answer for every exchange that waited on it, unless
   // another session of this upstream is up to take them (below).
   if (!end.was_established && end.cause != Cause::ok) report_dial_failure(end);
+  // Headroom deferred behind a dial that failed is not owed any more: the
+  // retries below place (and dial) what is still wanted.
+  if (!end.was_established && !another_session_established(s)) headroom_target_ = 0;
   if (end.was_established && end.exchanges.empty()) {
     log::debug("dot ", opts_.label, ": session ", s.index(), " closed (", describe(end.cause), ": ", end.detail, ")");
     return;

@@ -116,6 +116,9 @@ class DotTransport final : public Transport, private DotSession::Listener {
   DotSession* choose_session(std::optional<std::size_t> exclude = std::nullopt);
   // Dials the headroom placement asked for since the loop's last turn.
   void dial_headroom();
+  // Headroom waits for the first session up when the upstream pipelines.
+  bool defer_headroom() const;
+  void arm_headroom();
   // Sessions dialled or established and not draining: placement's "open".
   std::size_t sessions_open() const;
   void place(ExchangeId id, Exchange& ex, DotSession& s);
