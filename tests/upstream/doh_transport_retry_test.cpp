@@ -36,9 +36,21 @@ TEST(DohTransportRetry, Http2ConnectionClosedWhileIdleIsRecoveredByOneRedial) {
   if (!second.ok) FAIL(log::cat("after idle close: ", describe(second.cause), ": ", second.detail).c_str());
   CHECK_TRUE(answers_name(second.response, "after-idle.example"));
   const auto st = dp.doh->stats();
-  LONGS_EQUAL(1, st.redials);
-  LONGS_EQUAL(1, st.reuse_recoveries);
   LONGS_EQUAL(2, st.connections_new);
+  if (st.redials == 0) {
+    // curl 7.88 noticed the close early enough to send the request again on
+    // a fresh connection by itself (the second transfer connected, nothing
+    // failed to us). Seen under qemu, about one run in eight, where the
+    // timing stretches. Natively curl fails the stream and only our redial
+    // saves the query (the branch below; without that rule `second.ok`
+    // above fails).
+    UT_PRINT("curl retried the request on a fresh connection by itself (no redial of ours)");
+    LONGS_EQUAL(0, st.reuse_recoveries);
+    LONGS_EQUAL(2, st.exchanges_new);
+  } else {
+    LONGS_EQUAL(1, st.redials);
+    LONGS_EQUAL(1, st.reuse_recoveries);
+  }
   STRCMP_EQUAL("HTTP/2", dp.doh->http_version().c_str());
   // Not the upstream's failure: no health mark, one attempt, both ok.
   const auto s = dp.snap();
