@@ -5,9 +5,11 @@
 // transport to it, and the log lines the transport wrote.
 #include <event2/event.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -129,6 +131,13 @@ struct DotTransportFixture : public Utest {
   // Runs the loop until `pred` holds; fails the test after `ms`.
   void run_until(const std::function<bool()>& pred, int ms = 5000, const char* what = "condition") {
     if (!driver->until(pred, ms)) FAIL(log::cat("timed out waiting for ", what).c_str());
+  }
+  // Runs the loop until every exchange of `outs` has completed; fails the
+  // test after `ms`.
+  template <std::size_t N>
+  void run_until_all(const Outcome (&outs)[N], int ms = 5000, const char* what = "every exchange's callback") {
+    run_until([&] { return std::all_of(std::begin(outs), std::end(outs), [](const Outcome& o) { return o.calls > 0; }); },
+              ms, what);
   }
   // Runs the loop for `ms` regardless.
   void run_for(int ms) {

@@ -34,11 +34,7 @@ TEST(DotTransportPlacement, PipelinedExchangesAnsweredOutOfOrderReachTheirCaller
   Outcome out[n];
   // Every client uses the same ID: only the wire IDs keep them apart.
   for (int i = 0; i < n; ++i) start(out[i], 0x7777, log::cat("pipe", i, ".example"));
-  run_until([&] {
-    for (const auto& x : out)
-      if (x.calls == 0) return false;
-    return true;
-  });
+  run_until_all(out);
   for (int i = 0; i < n; ++i) {
     LONGS_EQUAL(1, out[i].calls);
     CHECK_TRUE(out[i].result.ok());
@@ -59,11 +55,7 @@ TEST(DotTransportPlacement, ColdBurstSpreadsOverParallelSessions) {
   constexpr int n = 30;
   Outcome out[n];
   for (int i = 0; i < n; ++i) start(out[i], static_cast<std::uint16_t>(i), log::cat("burst", i, ".example"));
-  run_until([&] {
-    for (const auto& x : out)
-      if (x.calls == 0) return false;
-    return true;
-  });
+  run_until_all(out);
   for (int i = 0; i < n; ++i) {
     CHECK_TRUE(out[i].result.ok());
     CHECK_TRUE(answers_name(out[i].result.response, log::cat("burst", i, ".example")));
@@ -87,17 +79,9 @@ TEST(DotTransportPlacement, WarmBurstStaysOnOpenSessions) {
   constexpr int n = 30;
   Outcome cold[n], warm[n];
   for (int i = 0; i < n; ++i) start(cold[i], 1, log::cat("cold", i, ".example"));
-  run_until([&] {
-    for (const auto& x : cold)
-      if (x.calls == 0) return false;
-    return true;
-  });
+  run_until_all(cold);
   for (int i = 0; i < n; ++i) start(warm[i], 2, log::cat("warm", i, ".example"));
-  run_until([&] {
-    for (const auto& x : warm)
-      if (x.calls == 0) return false;
-    return true;
-  });
+  run_until_all(warm);
   for (const auto& x : warm) CHECK_TRUE(x.result.ok());
   const std::size_t opened = dot->stats().connections_new;
   CHECK_TRUE(opened > 1);
@@ -114,11 +98,7 @@ TEST(DotTransportPlacement, BurstAfterOneQueryPipelinesOnTheOpenSession) {
   constexpr int n = 30;
   Outcome out[n];
   for (int i = 0; i < n; ++i) start(out[i], static_cast<std::uint16_t>(i), log::cat("one", i, ".example"));
-  run_until([&] {
-    for (const auto& x : out)
-      if (x.calls == 0) return false;
-    return true;
-  });
+  run_until_all(out);
   for (const auto& x : out) CHECK_TRUE(x.result.ok());
   LONGS_EQUAL(n + 1, server->queries_on(0));
   LONGS_EQUAL(n + 1, server->queries());
@@ -148,11 +128,7 @@ TEST(DotTransportPlacement, HeadroomIsDialledAfterTheBurstThatAskedForIt) {
     return k;
   };
   LONGS_EQUAL(1, not_closed());  // no headroom dialled inside start()
-  run_until([&] {
-    for (const auto& x : out)
-      if (x.calls == 0) return false;
-    return true;
-  });
+  run_until_all(out);
   for (const auto& x : out) CHECK_TRUE(x.result.ok());
   LONGS_EQUAL(n + 1, server->queries_on(0));  // the burst rode the open session
   // The headroom was still dialled, on the loop's next turn.

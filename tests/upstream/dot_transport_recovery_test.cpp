@@ -33,11 +33,7 @@ TEST(DotTransportRecovery, ExchangesNeverWrittenOnAFailedDialArePlacedAgain) {
   constexpr int n = static_cast<int>(upstream::dot_pipeline_depth) + 8;
   Outcome out[n];
   for (int i = 0; i < n; ++i) start(out[i], static_cast<std::uint16_t>(i), log::cat("later", i, ".example"));
-  run_until([&] {
-    for (const auto& x : out)
-      if (x.calls == 0) return false;
-    return true;
-  });
+  run_until_all(out);
   for (int i = 0; i < n; ++i) {
     if (!out[i].result.ok()) {
       FAIL(log::cat("exchange ", i, ": ", describe(out[i].result.cause), ": ", out[i].result.detail).c_str());
@@ -77,13 +73,7 @@ TEST(DotTransportRecovery, PartialAnswersAreResentOnceLongBeforeTheBudget) {
   Outcome out[n];
   for (int i = 0; i < n; ++i) start(out[i], static_cast<std::uint16_t>(i), log::cat("part", i, ".example"));
   // Well inside a 2 s attempt budget (the stall deadline is ~100 ms here).
-  run_until(
-      [&] {
-        for (const auto& x : out)
-          if (x.calls == 0) return false;
-        return true;
-      },
-      1500, "every answer");
+  run_until_all(out, 1500, "every answer");
   for (int i = 0; i < n; ++i) {
     if (!out[i].result.ok()) {
       FAIL(log::cat("exchange ", i, ": ", describe(out[i].result.cause), ": ", out[i].result.detail).c_str());
@@ -156,11 +146,7 @@ TEST(DotTransportRecovery, ServerClosingAfterEachAnswerLosesNoPipelinedExchange)
   constexpr int n = 6;
   Outcome out[n];
   for (int i = 0; i < n; ++i) start(out[i], static_cast<std::uint16_t>(i), log::cat("once", i, ".example"));
-  run_until([&] {
-    for (const auto& x : out)
-      if (x.calls == 0) return false;
-    return true;
-  });
+  run_until_all(out);
   for (int i = 0; i < n; ++i) {
     if (!out[i].result.ok()) {
       FAIL(log::cat("exchange ", i, ": ", describe(out[i].result.cause), ": ", out[i].result.detail).c_str());

@@ -99,11 +99,7 @@ TEST(DotTransport, FailedColdBurstIsFinalForAllAndWarnsOnce) {
   constexpr int n = 30;
   Outcome out[n];
   for (int i = 0; i < n; ++i) start(out[i], 1, log::cat("down", i, ".example"));
-  run_until([&] {
-    for (const auto& x : out)
-      if (x.calls == 0) return false;
-    return true;
-  });
+  run_until_all(out);
   for (const auto& x : out) {
     LONGS_EQUAL(1, x.calls);
     LONGS_EQUAL(static_cast<int>(Cause::connect_failed), static_cast<int>(x.result.cause));
