@@ -33,18 +33,15 @@ done
 source "$HERE/../tests/integration/lib.sh" "$BUILD/src/cli/nxdns" "$BUILD/tests/fixtures"
 for tool in unbound dnsperf python3; do require_program "$tool"; done
 
-ADDR=$(pick_loopback)
-make_pki "$WORK/pki" dot.test
-start_fixture up "$WORK/pki"
+# shellcheck source=cache_lib.sh
+source "$HERE/cache_lib.sh"
+cache_bench_upstream
 start_relay rl "$FIX_PORT_up" 40
 UP=$RELAY_PORT_rl
 python3 "$HERE/household_trace.py" --queries "$QUERIES" >"$WORK/trace.txt"
 awk '{print $2, $3}' "$WORK/trace.txt" | sort -u >"$WORK/names.txt"
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 queries() { stat "$WORK/up.stats" queries; }
-
-# shellcheck source=cache_lib.sh
-source "$HERE/cache_lib.sh"
 
 printf '%-8s %-8s %9s %12s %8s %8s %10s %10s %10s\n' server prefetch hit_ratio upstream/1k p50_ms p99_ms cached_qps rss_base rss_full
 port=5400

@@ -32,14 +32,10 @@ source "$HERE/../tests/integration/lib.sh" "$BUILD/src/cli/nxdns" "$BUILD/tests/
 for tool in unbound dnsperf valgrind callgrind_control; do require_program "$tool"; done
 
 NAMES=50 N1=2 N2=12
-ADDR=$(pick_loopback)
-make_pki "$WORK/pki" dot.test
-start_fixture up "$WORK/pki"
-UP=$FIX_PORT_up
 # shellcheck source=cache_lib.sh
-source "$HERE/cache_lib.sh"
+source "$HERE/cache_lib.sh"  # and bench/lib.sh: ir_of
+cache_bench_upstream
 seq 1 "$NAMES" | awk '{print "hit" $1 ".cpu.test A"}' >"$WORK/names.txt"
-ir_of() { sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$1" | head -n1; }
 answered() { grep -c '^> NOERROR ' "$1" || true; }
 
 printf '%-8s %14s %14s %10s %s\n' server "Ir/$((NAMES * N1))q" "Ir/$((NAMES * N2))q" Ir/answer answers

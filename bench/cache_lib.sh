@@ -1,8 +1,25 @@
 # Shared by the cache benchmarks (cache_bench.sh, cache_cpu.sh,
-# cache_outage.sh): the nxdns and unbound configurations they compare, and
-# starting either server. Sourced after tests/integration/lib.sh (WORK, PIDS,
-# fail); loopback only. Needs ADDR (the listen address) and UP (the
-# upstream fixture's DoT port on 127.0.0.1).
+# cache_outage.sh, cache_qps.sh, callgrind_per_answer.sh, outstanding_500.sh):
+# the DoT upstream fixture they forward to, the nxdns configuration and
+# unbound's cache they compare, and starting either server. Sourced after
+# tests/integration/lib.sh (WORK, PIDS, fail); sources bench/lib.sh (its
+# unbound_conf is the one unbound configuration). Loopback only. start_server
+# needs ADDR (the listen address) and UP (the upstream's DoT port on
+# 127.0.0.1): cache_bench_upstream sets both.
+
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+# cache_bench_upstream: a loopback address for the servers (ADDR), the test
+# PKI in $WORK/pki, and the DoT fixture "up" every server forwards to (UP its
+# port, FIX_PID its process; its counters in $WORK/up.stats).
+cache_bench_upstream() {
+  ADDR=$(pick_loopback)
+  make_pki "$WORK/pki" dot.test
+  start_fixture up "$WORK/pki"
+  UP=$FIX_PORT_up
+  FIX_PID=${PIDS[-1]}
+}
 
 # SRV_WRAP: a command the server runs under (valgrind), empty by default.
 SRV_WRAP=()
@@ -29,37 +46,10 @@ log:
 YAML
 }
 
-unbound_conf() {  # FILE DIR PORT PREFETCH(yes|no)
-  cat >"$1" <<CONF
-server:
-  verbosity: 0
-  use-syslog: no
-  logfile: "$2/unbound.log"
-  username: ""
-  chroot: ""
-  directory: "$2"
-  pidfile: "$2/unbound.pid"
-  do-daemonize: no
-  interface: $ADDR@$3
-  port: $3
-  outgoing-interface: 127.0.0.1
-  do-ip6: no
-  access-control: 127.0.0.0/8 allow
-  num-threads: 1
-  module-config: "iterator"
-  do-not-query-localhost: no
-  tls-cert-bundle: "$WORK/pki/ca.pem"
-  msg-cache-size: 8m
-  rrset-cache-size: 8m
-  prefetch: $4
-  qname-minimisation: no
-  local-zone: "test." nodefault
-$UB_EXTRA
-forward-zone:
-  name: "."
-  forward-tls-upstream: yes
-  forward-addr: 127.0.0.1@$UP#dot.test
-CONF
+# unbound's cache here: 8 MiB each for messages and RRsets, PREFETCH, and
+# UB_EXTRA.
+unbound_cache() {  # PREFETCH(yes|no)
+  printf '  msg-cache-size: 8m\n  rrset-cache-size: 8m\n  prefetch: %s\n%s' "$1" "$UB_EXTRA"
 }
 
 start_server() {  # KIND PORT PREFETCH(true|false) -> SRV_PID
@@ -69,7 +59,8 @@ start_server() {  # KIND PORT PREFETCH(true|false) -> SRV_PID
     nxdns_conf "$dir/c.yaml" "$2" "$3"
     ${SRV_WRAP[@]+"${SRV_WRAP[@]}"} "$NXDNS" run -c "$dir/c.yaml" >"$dir/log" 2>&1 &
   else
-    unbound_conf "$dir/u.conf" "$dir" "$2" "$([ "$3" = true ] && echo yes || echo no)"
+    unbound_conf "$dir/u.conf" "$dir" "$ADDR" "$2" "$UP" "$WORK/pki" \
+      "$(unbound_cache "$([ "$3" = true ] && echo yes || echo no)")"
     ${SRV_WRAP[@]+"${SRV_WRAP[@]}"} unbound -d -c "$dir/u.conf" >"$dir/log" 2>&1 &
   fi
   SRV_PID=$!

@@ -30,10 +30,9 @@ done
 source "$HERE/../tests/integration/lib.sh" "$BUILD/src/cli/nxdns" "$BUILD/tests/fixtures"
 for tool in unbound dnsperf python3; do require_program "$tool"; done
 
-ADDR=$(pick_loopback)
-make_pki "$WORK/pki" dot.test
-start_fixture up "$WORK/pki"
-FIXTURE_PID=${PIDS[-1]}
+# shellcheck source=cache_lib.sh
+source "$HERE/cache_lib.sh"
+cache_bench_upstream
 start_relay rl "$FIX_PORT_up" 40
 UP=$RELAY_PORT_rl
 python3 "$HERE/household_trace.py" >"$WORK/trace.txt"
@@ -45,8 +44,6 @@ UB_EXTRA="  cache-max-ttl: 2
   cache-max-negative-ttl: 2
   serve-expired: yes
   serve-expired-client-timeout: 1800"
-# shellcheck source=cache_lib.sh
-source "$HERE/cache_lib.sh"
 
 start_server nxdns 5601 false
 NX_PID=$SRV_PID
@@ -56,10 +53,10 @@ for port in 5601 5602; do
   dnsperf -s "$ADDR" -p "$port" -d "$WORK/known.txt" -n 1 -q 50 -t 5 >"$WORK/warm-$port.txt" 2>&1 || true
 done
 sleep 3  # every entry is past its 2 s TTL: only stale answers are left
-kill -STOP "$FIXTURE_PID"
+kill -STOP "$FIX_PID"
 python3 "$HERE/outage_probe.py" --server "$ADDR" --ports 5601,5602 --labels nxdns,unbound --known "$WORK/known.txt" \
   --seconds "$OUTAGE" >"$WORK/probe.json"
-kill -CONT "$FIXTURE_PID"
+kill -CONT "$FIX_PID"
 
 printf '%-8s %6s %14s %10s %10s %-24s %8s %-28s %10s %10s %s\n' server known "NOERROR<=1.8s" p50_ms max_ms "known other" unseen "unseen rcodes" p50_ms max_ms alive
 for kind in nxdns unbound; do

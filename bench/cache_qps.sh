@@ -42,14 +42,11 @@ done
 # shellcheck source=../tests/integration/lib.sh
 source "$HERE/../tests/integration/lib.sh" "$BUILD/src/cli/nxdns" "$BUILD/tests/fixtures"
 for tool in unbound dnsperf; do require_program "$tool"; done
-
-ADDR=$(pick_loopback)
-make_pki "$WORK/pki" dot.test
-start_fixture up "$WORK/pki"
-UP=$FIX_PORT_up
-seq 1 "$NAMES" | awk '{print "qps" $1 ".cache.test A"}' >"$WORK/names.txt"
 # shellcheck source=cache_lib.sh
 source "$HERE/cache_lib.sh"
+
+cache_bench_upstream
+seq 1 "$NAMES" | awk '{print "qps" $1 ".cache.test A"}' >"$WORK/names.txt"
 
 labels=(nxdns unbound) ports=(5701 5702) pids=()
 start_server nxdns 5701 false
@@ -68,9 +65,10 @@ for port in "${ports[@]}"; do
 done
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 TICK=$(getconf CLK_TCK)
-# utime and stime, all threads (fields 14 and 15; the command name in
-# field 2 has no spaces for these servers).
-cpu_ticks() { awk '{print $14, $15}' "/proc/$1/stat"; }
+# utime and stime apart, all threads (fields 14 and 15; the command name in
+# field 2 has no spaces for these servers). bench/lib.sh's cpu_ticks is
+# their sum; the user% column needs them apart.
+user_sys_ticks() { awk '{print $14, $15}' "/proc/$1/stat"; }
 # run MODE INDEX -> appends "qps:answers:ticks:user_ticks" to runs[MODE,label]
 declare -A runs
 run() {
@@ -81,9 +79,9 @@ run() {
     sat) args=(-c 2 -T 2 -q 200) ;;
   esac
   local u0 s0 u1 s1 out
-  read -r u0 s0 < <(cpu_ticks "${pids[$i]}")
+  read -r u0 s0 < <(user_sys_ticks "${pids[$i]}")
   out=$(dnsperf -s "$ADDR" -p "${ports[$i]}" -d "$WORK/names.txt" -l "$SECONDS_QPS" "${args[@]}" 2>&1)
-  read -r u1 s1 < <(cpu_ticks "${pids[$i]}")
+  read -r u1 s1 < <(user_sys_ticks "${pids[$i]}")
   local q a
   q=$(awk '/Queries per second/ {print $4}' <<<"$out")
   a=$(awk '/Queries completed/ {print $3}' <<<"$out")

@@ -23,12 +23,9 @@ source "$HERE/../tests/integration/lib.sh" "$BUILD/src/cli/nxdns" "$BUILD/tests/
 require_program dnsperf
 require_program valgrind
 require_program callgrind_control "Debian: valgrind"
-ADDR=$(pick_loopback)
-make_pki "$WORK/pki" dot.test
-start_fixture up "$WORK/pki"
-UP=$FIX_PORT_up
 # shellcheck source=cache_lib.sh
 source "$HERE/cache_lib.sh"
+cache_bench_upstream
 NX_CACHE_EXTRA='client_limits:
   queries_per_second: 0'
 SRV_WRAP=(valgrind --tool=callgrind "--callgrind-out-file=$WORK/callgrind.out")

@@ -1,4 +1,5 @@
-# Helpers for bench/run.sh. Sourced after tests/integration/lib.sh (which
+# Helpers for bench/run.sh (and, through cache_lib.sh, the cache
+# benchmarks). Sourced after tests/integration/lib.sh (which
 # provides WORK, PIDS, make_pki, start_fixture, start_relay, wait_file, fail,
 # pick_loopback, stat). Everything here binds and connects to 127.0.0.0/8
 # only; the peers' configurations name no address outside it.
@@ -58,10 +59,21 @@ YAML
 # unbound: a pure forwarder. module-config "iterator" (no validator, so no
 # trust anchor and no priming); forward-first: no (the default) so it never
 # falls back to recursion; do-not-query-localhost: no because the only
-# upstream IS on loopback; local-zone "test." nodefault (below). Caches are shrunk and every TTL capped to 0 — the
-# unique names of every workload here defeat caching anyway. One thread, as
-# nxdns has one (and the machine has few cores).
-unbound_conf() {  # unbound_conf FILE DIR ADDR PORT UPPORT PKI
+# upstream IS on loopback; local-zone "test." nodefault (below). One thread,
+# as nxdns has one (and the machine has few cores). CACHE is its cache, as
+# lines under server: (the cache benchmarks pass theirs, bench/cache_lib.sh);
+# by default UNBOUND_NO_CACHE: caches shrunk and every TTL capped to 0 — the
+# unique names of every workload here defeat caching anyway.
+UNBOUND_NO_CACHE='  msg-cache-slabs: 1
+  rrset-cache-slabs: 1
+  infra-cache-slabs: 1
+  key-cache-slabs: 1
+  msg-cache-size: 64k
+  rrset-cache-size: 64k
+  cache-max-ttl: 0
+  cache-max-negative-ttl: 0
+  prefetch: no'
+unbound_conf() {  # unbound_conf FILE DIR ADDR PORT UPPORT PKI [CACHE]
   cat >"$1" <<CONF
 server:
   verbosity: 0
@@ -82,15 +94,7 @@ server:
   module-config: "iterator"
   do-not-query-localhost: no
   tls-cert-bundle: "$6/ca.pem"
-  msg-cache-slabs: 1
-  rrset-cache-slabs: 1
-  infra-cache-slabs: 1
-  key-cache-slabs: 1
-  msg-cache-size: 64k
-  rrset-cache-size: 64k
-  cache-max-ttl: 0
-  cache-max-negative-ttl: 0
-  prefetch: no
+${7-$UNBOUND_NO_CACHE}
   qname-minimisation: no
   # Every workload queries names under .test, which unbound would otherwise
   # answer itself (RFC 6761 default local zone: NXDOMAIN) without forwarding.

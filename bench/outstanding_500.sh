@@ -34,31 +34,16 @@ KINDS=(nxdns)
 for p in $PEERS; do
   if command -v "$p" >/dev/null 2>&1; then KINDS+=("$p"); else echo "# $p not installed: column left out"; fi
 done
-ADDR=$(pick_loopback)
-make_pki "$WORK/pki" dot.test
-start_fixture up "$WORK/pki"
-UP=$FIX_PORT_up
-FIX_PID=${PIDS[-1]}
-# shellcheck source=lib.sh
-source "$HERE/lib.sh"  # kresd_conf (first: cache_lib.sh's unbound_conf is the one used)
 # shellcheck source=cache_lib.sh
-source "$HERE/cache_lib.sh"
+source "$HERE/cache_lib.sh"  # and bench/lib.sh: cpu_ticks, server_start (kresd)
+cache_bench_upstream
 NX_CACHE_EXTRA='client_limits:
   queries_per_second: 0'
-
-# cpu_ticks PID: utime+stime of a live process, in clock ticks.
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 HZ=$(getconf CLK_TCK)
 
 start_peer() {  # KIND PORT -> SRV_PID
   if [ "$1" = kresd ]; then
-    local dir="$WORK/kresd-$2"
-    mkdir -p "$dir"
-    kresd_conf "$dir/kresd.conf" "$dir" "$ADDR" "$2" "$UP" "$WORK/pki"
-    kresd -n -q -c "$dir/kresd.conf" "$dir" >"$dir/log" 2>&1 &
-    SRV_PID=$!
-    PIDS+=("$SRV_PID")
-    wait_tcp "$ADDR" "$2" "$SRV_PID" 10 || fail "kresd did not start: $(tail -n 3 "$dir/log")"
+    server_start kresd "$ADDR" "$2" "$UP" "$WORK/pki" || fail "kresd did not start"
   else
     start_server "$1" "$2" false
   fi

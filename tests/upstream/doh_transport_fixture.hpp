@@ -137,26 +137,37 @@ struct DohTransportFixture : public Utest {
     return *p;
   }
 
+  // The one nghttpx command line: TLS + HTTP/2 on `port` in front of the
+  // --plain fixture on `backend`, logging to <log_name>.log. The first start
+  // and a restart on the same port both use it, so a restarted proxy is the
+  // same proxy.
+  std::vector<std::string> h2_front_argv(std::uint16_t port, std::uint16_t backend, const std::string& log_name,
+                                         const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> argv = {nghttpx,
+                                     "--conf=/dev/null",
+                                     "--single-process",
+                                     "--workers=1",
+                                     "--no-ocsp",
+                                     log::cat("--frontend=127.0.0.1,", port),
+                                     log::cat("--backend=127.0.0.1,", backend),
+                                     // Streams become backend requests: enough
+                                     // of those that none waits for another.
+                                     "--backend-connections-per-host=64",
+                                     "--backend-keep-alive-timeout=60s",
+                                     "--errorlog-file=" + dir->file(log_name + ".log"),
+                                     dir->file("pki/server.key"),
+                                     dir->file("pki/server.pem")};
+    argv.insert(argv.end() - 2, extra.begin(), extra.end());
+    return argv;
+  }
+
   // nghttpx terminating TLS + HTTP/2 in front of a --plain fixture.
   std::uint16_t start_h2_front(std::uint16_t backend, std::vector<std::string> extra = {}) {
     for (int attempt = 0; attempt < 3; ++attempt) {
       const std::uint16_t port = test::free_loopback_port();
-      std::vector<std::string> argv = {nghttpx,
-                                             "--conf=/dev/null",
-                                             "--single-process",
-                                             "--workers=1",
-                                             "--no-ocsp",
-                                             log::cat("--frontend=127.0.0.1,", port),
-                                             log::cat("--backend=127.0.0.1,", backend),
-                                             // Streams become backend requests: enough
-                                             // of those that none waits for another.
-                                             "--backend-connections-per-host=64",
-                                             "--backend-keep-alive-timeout=60s",
-                                             "--errorlog-file=" + dir->file("nghttpx.log"),
-                                             dir->file("pki/server.key"),
-                                             dir->file("pki/server.pem")};
-      argv.insert(argv.end() - 2, extra.begin(), extra.end());
-      if (front->start(argv, dir->file("nghttpx.out")) != 0) FAIL("cannot start nghttpx");
+      if (front->start(h2_front_argv(port, backend, "nghttpx", extra), dir->file("nghttpx.out")) != 0) {
+        FAIL("cannot start nghttpx");
+      }
       if (test::wait_listening(port, 3000)) return port;
       front->stop();
     }
@@ -276,7 +287,6 @@ struct DohTransportFixture : public Utest {
 
 // A pool of one DoH entry, driven from the test's loop (issue 13 items 6
 // and 7: capacity, and the one retry through a pool).
-// A pool of one DoH entry, driven from the test's loop.
 struct DohPool {
   DohTransport* doh = nullptr;  // owned by the pool
   std::unique_ptr<upstream::Pool> pool;

@@ -432,20 +432,11 @@ TEST(DohTransport, Http2ProxyRestartIsSurvived) {
   make_transport(options(port));
   exchange_ok(1, "before.example");
   // nghttpx goes away (GOAWAY + close) while the connection is idle, then
-  // comes back on the same port.
+  // comes back on the same port: the same command line (its own log), so
+  // what the client meets again is the proxy it met first.
   front->stop();
   run_for(50);
-  const std::vector<std::string> argv = {nghttpx,
-                                         "--conf=/dev/null",
-                                         "--single-process",
-                                         "--workers=1",
-                                         "--no-ocsp",
-                                         log::cat("--frontend=127.0.0.1,", port),
-                                         log::cat("--backend=127.0.0.1,", backend),
-                                         "--errorlog-file=" + dir->file("nghttpx2.log"),
-                                         dir->file("pki/server.key"),
-                                         dir->file("pki/server.pem")};
-  LONGS_EQUAL(0, front->start(argv, dir->file("nghttpx2.out")));
+  LONGS_EQUAL(0, front->start(h2_front_argv(port, backend, "nghttpx2"), dir->file("nghttpx2.out")));
   CHECK_TRUE(test::wait_listening(port));
   exchange_ok(2, "after.example");
   LONGS_EQUAL(2, doh->stats().connections_new);
