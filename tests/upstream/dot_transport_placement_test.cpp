@@ -150,3 +150,42 @@ TEST(DotTransportPlacement, CloseAllAlsoDropsAHeadroomDialStillPending) {
   }
   for (const auto& x : out) LONGS_EQUAL(static_cast<int>(Cause::cancelled), static_cast<int>(x.result.cause));
 }
+
+TEST(DotTransportPlacement, AfterAnIdleCloseAPipeliningUpstreamGetsHeadroomOnlyOnceTheBurstSessionIsUp) {
+  // Issue 15, "sessions closed while idle": the verdict says the upstream
+  // pipelines, so the burst rides the one session being dialled. A headroom
+  // dial beside it would run its handshake at the same time on both ends
+  // and the burst would wait for both; it waits until that session is up.
+  serve();
+  exchange_ok(1, "first.example");
+  constexpr int n = 30;
+  auto burst = [&](const char* tag, std::size_t* most_while_none_ready) {
+    Outcome out[n];
+    for (int i = 0; i < n; ++i) start(out[i], static_cast<std::uint16_t>(i), log::cat(tag, i, ".example"));
+    run_until([&] {
+      std::size_t opening = 0;
+      bool ready = false;
+      for (std::size_t i = 0; i < dot->session_count(); ++i) {
+        const auto st = dot->session(i).state();
+        ready = ready || st == upstream::SessionState::ready;
+        opening += st != upstream::SessionState::closed;
+      }
+      if (!ready && most_while_none_ready) *most_while_none_ready = std::max(*most_while_none_ready, opening);
+      for (const auto& x : out)
+        if (x.calls == 0) return false;
+      return true;
+    });
+    for (const auto& x : out) CHECK_TRUE(x.result.ok());
+  };
+  burst("warm", nullptr);
+  STRCMP_EQUAL("pipelining", describe(dot->verdict()));
+  server->close_all_connections();
+  run_until([&] { return dot->stats().open_sessions == 0; }, 2000, "the idle close to be noticed");
+  const std::size_t accepts_before = server->accepts();
+  std::size_t most = 0;
+  burst("after-idle", &most);
+  LONGS_EQUAL(1, most);  // one dial while nothing was up: the burst's own
+  LONGS_EQUAL(n, server->queries_on(accepts_before));  // the burst rode it
+  // The headroom is still dialled, once that session is up.
+  run_until([&] { return server->accepts() > accepts_before + 1; }, 5000, "the deferred headroom dial");
+}
