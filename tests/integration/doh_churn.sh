@@ -121,8 +121,16 @@ conns=$(stat "$WORK/goaway.stats" connections)
 bound=$(((answers + 49) / 50 + 1))
 # Under qemu or ASan a GOAWAY can land while the replacement connection is
 # still being set up, and one more dial carries the streams curl re-sends
-# (9 for 348 answers measured in both; 8 natively).
-if emulated || sanitized; then bound=$((bound + 1)); echo "NOTE: emulated or sanitizer run: GOAWAY bound +1 ($bound)"; fi
+# (9 for 348 answers measured in both; 8 natively). Under qemu on a loaded
+# machine that happened twice in one run (10 connections, a CI rehearsal
+# beside two builds), so emulation allows two.
+if emulated; then
+  bound=$((bound + 2))
+  echo "NOTE: emulated run: GOAWAY bound +2 ($bound)"
+elif sanitized; then
+  bound=$((bound + 1))
+  echo "NOTE: sanitizer run: GOAWAY bound +1 ($bound)"
+fi
 echo "GOAWAY after 50 streams: $conns connection(s) for $answers answers (bound $bound)"
 [ "$conns" -le "$bound" ] || fail "GOAWAY after 50 streams: $conns connections for $answers answers (bound $bound: one per GOAWAY)"
 pass "a server's GOAWAY after 50 streams costs one reconnection each: $conns connections for $answers answers"

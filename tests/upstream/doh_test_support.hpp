@@ -28,6 +28,8 @@
 #include <thread>
 #include <vector>
 
+#include "support/emulation.hpp"
+
 #include "loop/event_handles.hpp"
 
 extern char** environ;
@@ -150,10 +152,6 @@ inline std::vector<std::string> with_emulator(std::vector<std::string> argv) {
   while (ss >> word) out.push_back(word);
   out.insert(out.end(), argv.begin(), argv.end());
   return out;
-}
-inline bool emulated() {
-  const char* e = std::getenv("NXDNS_EMULATED");
-  return e && std::string(e) == "1";
 }
 
 inline std::string find_nghttpx() {

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "log/log.hpp"
+#include "support/emulation.hpp"
 #include "upstream/dot_placement.hpp"
 #include "upstream/dot_transport_fixture.hpp"
 #include "upstream/transport.hpp"
@@ -24,7 +25,10 @@ TEST(DotTransportRecovery, ExchangesNeverWrittenOnAFailedDialArePlacedAgain) {
   // they are placed there, not failed (and not charged to its health).
   start_server();
   auto o = options(server->port());
-  o.dial_timeout = std::chrono::milliseconds(300);
+  // Short, so the black-holed dials below fail fast; the first dial must
+  // still complete its handshake, which qemu under load stretched past
+  // 300 ms in a CI rehearsal.
+  o.dial_timeout = std::chrono::milliseconds(test::emulated() ? 3000 : 300);
   make_transport(o);
   exchange_ok(1, "first.example");
   server->behaviour().black_hole = true;  // every later connection: TCP only, never TLS
