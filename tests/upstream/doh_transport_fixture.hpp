@@ -22,6 +22,7 @@
 #include "loop/event_handles.hpp"
 #include "loop/loop_scheduler.hpp"
 #include "support/loop_driver.hpp"
+#include "support/query_helpers.hpp"
 #include "upstream/curl_multi.hpp"
 #include "upstream/doh_test_support.hpp"
 #include "upstream/doh_transport.hpp"
@@ -38,21 +39,11 @@ using upstream::DohTransportOptions;
 using upstream::ExchangeResult;
 using upstream::Transport;
 
-struct DohTransportFixture : public Utest {
+struct DohTransportFixture : public Utest, public test::QueryHelpers {
   struct Outcome {
     int calls = 0;
     ExchangeResult result;
   };
-
-  static dns::Bytes query_for(std::uint16_t id, const std::string& name) {
-    return dns::make_query(id, *dns::name_from_text(name), 1, 1232);
-  }
-
-  static bool answers_name(const dns::Bytes& response, const std::string& name) {
-    const auto q = dns::parse_question_of(response);
-    const auto want = dns::name_from_text(name);
-    return q && want && dns::names_equal(q->name, *want);
-  }
 
   static double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

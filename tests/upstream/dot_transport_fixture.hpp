@@ -21,6 +21,7 @@
 #include "loop/event_handles.hpp"
 #include "loop/loop_scheduler.hpp"
 #include "support/loop_driver.hpp"
+#include "support/query_helpers.hpp"
 #include "upstream/dot_test_server.hpp"
 #include "upstream/dot_transport.hpp"
 
@@ -34,7 +35,7 @@ using upstream::DotTransportOptions;
 using upstream::ExchangeResult;
 using upstream::Transport;
 
-struct DotTransportFixture : public Utest {
+struct DotTransportFixture : public Utest, public test::QueryHelpers {
   struct Outcome {
     int calls = 0;
     ExchangeResult result;
@@ -53,16 +54,6 @@ struct DotTransportFixture : public Utest {
       return n;
     }
   };
-
-  static dns::Bytes query_for(std::uint16_t id, const std::string& name) {
-    return dns::make_query(id, *dns::name_from_text(name), 1, 1232);
-  }
-
-  static bool answers_name(const dns::Bytes& response, const std::string& name) {
-    const auto q = dns::parse_question_of(response);
-    const auto want = dns::name_from_text(name);
-    return q && want && dns::names_equal(q->name, *want);
-  }
 
   loop::EventBasePtr base;
   std::unique_ptr<loop::LoopScheduler> sched;
