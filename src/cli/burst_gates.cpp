@@ -49,8 +49,8 @@ constexpr BurstGate gate_table[] = {
     // burst also dials headroom sessions (dot_placement.hpp), whose
     // handshakes' CPU (key shares on the loop turn after the burst is
     // written, key agreement and certificate checks about when its answers
-    // arrive) competes with the
-    // burst on the daemon and the 2-core machine's fixture; a CI run at
+    // arrive) competes with the burst on the daemon and the 2-core
+    // machine's fixture; a CI run at
     // 9e939f0 measured 1.29 on 3.6 (the answers in two steps, 48 and 53 ms,
     // four dials), and on a loaded machine the same burst without headroom
     // dials scattered 0.98..1.30 against 1.07..2.82 with them. 0.25 is a
@@ -66,8 +66,7 @@ constexpr BurstGate gate_table[] = {
     // 4.14, 4.04 (load ~2), so its median is now taken as 4.15 (was 4.00
     // from the first five runs); 2.28 measured 5.41 once, inside its spread.
     // Margin 0.50 (a cold-like burst: its dials' CPU is what load moves).
-    // Its staircase
-    // is the 0.20, not 0.11: the open session still answers its line
+    // Its staircase is the 0.20, not 0.11: the open session still answers its line
     // one at a time while the re-sent copies come back from the new sessions
     // (measured 0.13 on a quiet machine), hence its rule: what tells
     // spreading from a serial line here is the fixture's counters in
