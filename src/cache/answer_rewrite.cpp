@@ -128,6 +128,19 @@ bool ttls_are_not_structure(dns::ByteView msg, const AnswerLayout& layout) {
   return l.error == dns::ParseError::none && l.end == layout.end;
 }
 
+// True when no octet the client may send in another case is structure.
+// A hit copies the client's question over the stored one, and RFC 4343 lets
+// its letters differ in case. A letter is never a length octet (0x41-0x7A
+// all carry the 0x40 label type, an error in either case), but it can be the
+// second octet of a pointer after a 0xC0 octet, and then the client's case
+// would move the pointer. Hostnames hold no octet of 0xC0 or above, so a
+// question name with one simply takes the general path.
+bool question_case_is_not_structure(dns::ByteView msg, const AnswerLayout& layout) {
+  if (layout.question_end < dns::header_size + 5u || layout.question_end > msg.size()) return false;
+  const auto name = msg.subspan(dns::header_size, layout.question_end - dns::header_size - 4u);
+  return std::none_of(name.begin(), name.end(), [](std::uint8_t b) { return b >= 0xC0; });
+}
+
 }  // namespace
 
 std::optional<AnswerLayout> layout_of(dns::ByteView msg) {
@@ -151,9 +164,18 @@ std::optional<AnswerLayout> layout_of(dns::ByteView msg) {
   return out;
 }
 
-void find_client_form(dns::ByteView msg, AnswerLayout& layout) {
+void find_client_form(dns::ByteView stored, AnswerLayout& layout) {
   layout.client_checked = true;
   layout.client.reset();
+  // The form must reproduce the general path, and that path never sees the
+  // octets after the last record: rewrite_answer copies up to layout.end. A
+  // crafted answer can hide there what a name reads (found by the
+  // cache_rewrite fuzzer: a name ran into trailing junk, so the stored
+  // answer walked and the rewritten one did not), so the form is derived
+  // from exactly what the general path starts from.
+  if (layout.end > stored.size()) return;
+  const dns::ByteView msg = stored.first(layout.end);
+  if (!question_case_is_not_structure(msg, layout)) return;
   if (!ttls_are_not_structure(msg, layout)) return;
   const dns::wire::Layout l = dns::wire::scan(msg);
   if (l.error != dns::ParseError::none || l.end != layout.end) return;

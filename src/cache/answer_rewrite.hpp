@@ -62,8 +62,11 @@ struct AnswerLayout {
 // (or is longer than a DNS message can be). No client form yet.
 std::optional<AnswerLayout> layout_of(dns::ByteView msg);
 // Sets layout.client (or leaves it nullopt) and client_checked; `layout` is
-// layout_of(msg).
-void find_client_form(dns::ByteView msg, AnswerLayout& layout);
+// layout_of(stored). An answer gets no form when what the general path does
+// with it at a hit could differ from the form: a name that reads octets past
+// the last record, a TTL octet or a question letter (whose case the client
+// chooses) that is structure. Those answers take the general path.
+void find_client_form(dns::ByteView stored, AnswerLayout& layout);
 
 // Every record's TTL except OPT's becomes `fixed_ttl` when given (stale
 // answers), else max(0, ttl - age_seconds). Returns nullopt when `stored` does

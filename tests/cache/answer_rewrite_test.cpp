@@ -217,3 +217,105 @@ TEST(AnswerRewrite, AnAnswerWhoseNamesReadATtlFieldTakesTheGeneralPath) {
   CHECK_FALSE(layout->client.has_value());
   CHECK_FALSE(client_answer(stored, *layout, {0xBEEF, true, q}, 1, client.edns, udp).has_value());
 }
+
+namespace {
+// The general path's verdict and the one-copy form's for the same hit: the
+// form either declines or gives the general path's bytes.
+void check_hit_paths_agree(const dns::Bytes& stored, const dns::Bytes& client_question, bool general_answers) {
+  auto layout = layout_of(stored);
+  CHECK_TRUE(layout.has_value());
+  find_client_form(stored, *layout);
+  const ClientQuestion cq{0xBEEF, true, client_question};
+  const auto rewritten = rewrite_answer(stored, *layout, cq, 1);
+  CHECK_TRUE(rewritten.has_value());
+  dns::Query client;  // with OPT: the form declines an extended rcode to others
+  client.edns.present = true;
+  client.edns.udp_payload = 1232;
+  const dns::ClientLink udp{true, 1232};
+  const auto general = dns::answer_for_client(*rewritten, client, udp);
+  CHECK_EQUAL(general_answers, general.has_value());
+  const auto fast = client_answer(stored, *layout, cq, 1, client.edns, udp);
+  if (!general) {
+    CHECK_FALSE(layout->client.has_value());
+    CHECK_FALSE(fast.has_value());
+  } else if (fast) {
+    CHECK_TRUE(*general == fast->bytes);
+  }
+}
+}  // namespace
+
+// A crafted answer whose last owner name runs past the last record: a label
+// starting in the first record's RDATA spans the second record and the OPT
+// up to its flags, whose first octet (5) is read as a length that ends in
+// octets after the OPT. The stored answer walks; the general path copies
+// only up to the last record, so its answer does not walk and it refuses.
+// The form, derived from the stored octets (where answer_for_client puts its
+// own OPT, whose flags octet is 0: the root), used to answer: found by the
+// cache_rewrite fuzzer in CI. It must be derived from what the general path
+// starts from. (Extended rcode 1 makes the form decline clients without OPT,
+// so that the no-OPT check in client_form_of does not hide the difference.)
+TEST(AnswerRewrite, AnAnswerWhoseNamesReadPastTheLastRecordTakesTheGeneralPath) {
+  dns::Bytes stored;
+  for (const std::uint16_t v : {0x1111, 0x8180, 1, 2, 0, 1}) u16(stored, v);
+  const dns::Bytes q = question_of("a.test");
+  dns::test::append(stored, q);
+  u16(stored, 0xC00C);
+  u16(stored, t_a);
+  u16(stored, 1);
+  u32(stored, 300);
+  u16(stored, 4);
+  const std::size_t label_at = stored.size();
+  u32(stored, 0x1A787878);  // a 26-octet label: 3 octets of RDATA,
+  u16(stored, static_cast<std::uint16_t>(0xC000 | label_at));
+  u16(stored, t_a);
+  u16(stored, 1);
+  u32(stored, 300);
+  u16(stored, 4);
+  u32(stored, 0xC0000202);  // 16 octets of this record,
+  const std::size_t opt_at = stored.size();
+  stored.push_back(0);
+  u16(stored, dns::type_opt);
+  u16(stored, 1232);
+  u32(stored, 0x01000500);  // and 7 of the OPT; flags 0x0500 (DO clear)
+  u16(stored, 0);
+  const std::size_t end = stored.size();
+  CHECK_EQUAL(label_at + 1 + 26, opt_at + 7);
+  for (const int b : {int{'j'}, int{'j'}, 0}) stored.push_back(static_cast<std::uint8_t>(b));  // the 5-octet label ends here, then the root
+  CHECK_EQUAL(end, layout_of(stored)->end);
+  check_hit_paths_agree(stored, q, false);
+}
+
+// A hit copies the client's question over the stored one, and a letter there
+// may differ in case (RFC 4343). After a 0xC0 octet a letter is a pointer's
+// second octet: 'A' aims at offset 65, 'a' at 97. Here the stored question
+// makes the answer's owner walk (65 holds a root octet) and the client's
+// makes it fail (97 holds a bad label type), so the general path refuses the
+// client's hit and the form must not exist.
+TEST(AnswerRewrite, AQuestionLetterThatIsAPointerOctetTakesTheGeneralPath) {
+  dns::Bytes name(1 + 63 + 1 + 63 + 1, 'x');
+  name[0] = 63;
+  name[64] = 63;
+  name[128] = 0;
+  name[65 - dns::header_size] = 0;     // offset 65: the name ends (valid)
+  name[97 - dns::header_size] = 0x80;  // offset 97: bad label type
+  const std::size_t pointer_at = 100;
+  name[pointer_at - dns::header_size] = 0xC0;
+  name[pointer_at + 1 - dns::header_size] = 'A';
+  dns::Bytes stored_q = name;
+  u16(stored_q, t_a);
+  u16(stored_q, 1);
+  dns::Bytes client_q = stored_q;
+  client_q[pointer_at + 1 - dns::header_size] = 'a';
+
+  dns::Bytes stored;
+  for (const std::uint16_t v : {0x1111, 0x8180, 1, 1, 0, 0}) u16(stored, v);
+  dns::test::append(stored, stored_q);
+  u16(stored, static_cast<std::uint16_t>(0xC000 | pointer_at));
+  u16(stored, t_a);
+  u16(stored, 1);
+  u32(stored, 300);
+  u16(stored, 4);
+  u32(stored, 0xC0000201);
+  check_hit_paths_agree(stored, stored_q, true);   // the stored case: both answer
+  check_hit_paths_agree(stored, client_q, false);  // the other case: the general path refuses
+}
