@@ -12,12 +12,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "cache/caching_pool.hpp"
+#include "loop/scheduler.hpp"
 #include "support/fake_scheduler.hpp"
 #include "upstream/pool.hpp"
 #include "upstream/transport.hpp"
@@ -60,7 +62,11 @@ class TraceUpstream final : public upstream::Transport {
     const ExchangeId id = next_++;
     ++exchanges;
     dns::Bytes q(query.begin(), query.end());
-    live_[id] = sched_.schedule(rtt_, [this, id, q = std::move(q), done = std::move(done)]() mutable {
+    auto& timer = live_[id];
+    timer = std::make_unique<loop::Timer>(sched_);
+    // The Timer may be destroyed from its own callback (erase below): Timer
+    // moves the callback out before running it.
+    timer->arm(rtt_, [this, id, q = std::move(q), done = std::move(done)]() mutable {
       live_.erase(id);
       upstream::ExchangeResult r;
       r.response = answer(q);
@@ -69,10 +75,7 @@ class TraceUpstream final : public upstream::Transport {
     return id;
   }
   void cancel(ExchangeId id) override {
-    auto it = live_.find(id);
-    if (it == live_.end()) return;
-    sched_.cancel(it->second);
-    live_.erase(it);
+    live_.erase(id);  // its Timer disarms as it goes
   }
   void close_all() override {}
   upstream::TransportStats stats() const override { return {}; }
@@ -111,7 +114,7 @@ class TraceUpstream final : public upstream::Transport {
   const std::unordered_map<std::string, Truth>& truth_;
   loop::Duration rtt_;
   ExchangeId next_ = 1;
-  std::unordered_map<ExchangeId, loop::Scheduler::TimerId> live_;
+  std::unordered_map<ExchangeId, std::unique_ptr<loop::Timer>> live_;
 };
 
 struct Result {

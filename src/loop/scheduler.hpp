@@ -2,7 +2,6 @@
 // Time and timers, as an interface so that the pool, health and query logic
 // run under a fake clock in unit tests and on the libevent loop in the daemon.
 #include <chrono>
-#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -45,22 +44,17 @@ struct TimerSlotRelease {
 };
 using TimerSlotPtr = std::unique_ptr<TimerSlot, TimerSlotRelease>;
 
+// Time and re-armable deadlines: all the pool, health, query and transport
+// logic asks of a clock. (One-shot callbacks are a Timer armed once.)
 class Scheduler {
  public:
-  using TimerId = std::uint64_t;
   virtual ~Scheduler() = default;
 
   virtual TimePoint now() const = 0;
-  // Runs `fn` once, from the loop, no earlier than `delay` from now. A zero
-  // delay means "soon, from the loop" and never runs `fn` inside this call:
-  // callers rely on that to avoid re-entrancy.
-  virtual TimerId schedule(Duration delay, std::function<void()> fn) = 0;
-  // Cancelling an unknown or already-fired timer is a no-op.
-  virtual void cancel(TimerId id) = 0;
-  // A re-armable deadline that calls `target` (which outlives the slot). The
-  // default is built on schedule/cancel, which is all a fake clock needs;
-  // LoopScheduler overrides it with one libevent event per slot.
-  virtual TimerSlotPtr open_slot(TimerTarget& target);
+  // A re-armable deadline that calls `target` (which outlives the slot).
+  // Arming it with zero delay means "soon, from the loop": never inside the
+  // call, which callers rely on to avoid re-entrancy.
+  virtual TimerSlotPtr open_slot(TimerTarget& target) = 0;
 };
 
 // Owns one re-armable callback; disarms on destruction or re-arm, so an

@@ -150,7 +150,6 @@ TEST(LoopTimer, ManyReArmsUseOneEvent) {
   int calls = 0;
   for (int i = 0; i < 1000; ++i) t.arm(i % 2 ? 1h : 0ms, [&] { ++calls; });
   CHECK_EQUAL(1u, sched->slot_events());
-  CHECK_EQUAL(0u, sched->pending());
   for (int i = 0; i < 100; ++i) {
     loop::Timer short_lived(*sched);
     short_lived.arm(1h, [&] { ++calls; });
