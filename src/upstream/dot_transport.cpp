@@ -130,11 +130,7 @@ bool DotTransport::defer_headroom() const {
   // being dialled; headroom only has to be up for the next one. Dialled
   // now, its handshake runs beside that session's on both ends (public-key
   // arithmetic on one loop thread each) and the burst waits for both.
-  if (verdict() != PipeliningVerdict::pipelining) return false;
-  for (std::size_t i = 0; i < opts_.max_sessions; ++i) {
-    if (sessions_[i]->state() == SessionState::ready) return false;
-  }
-  return true;
+  return verdict() == PipeliningVerdict::pipelining && !any_session_ready();
 }
 
 void DotTransport::arm_headroom() {
@@ -247,9 +243,9 @@ void DotTransport::on_session_ready(DotSession& s) {
   arm_headroom();  // deferred while this was the only session coming up
 }
 
-bool DotTransport::another_session_established(const DotSession& s) const {
+bool DotTransport::any_session_ready(const DotSession* except) const {
   for (std::size_t i = 0; i < opts_.max_sessions; ++i) {
-    if (sessions_[i].get() != &s && sessions_[i]->state() == SessionState::ready) return true;
+    if (sessions_[i].get() != except && sessions_[i]->state() == SessionState::ready) return true;
   }
   return false;
 }
@@ -337,12 +333,12 @@ void DotTransport::settle(DotSession& s, SessionEnd&& end) {
   if (!end.was_established && end.cause != Cause::ok) report_dial_failure(end);
   // Headroom deferred behind a dial that failed is not owed any more: the
   // retries below place (and dial) what is still wanted.
-  if (!end.was_established && !another_session_established(s)) headroom_target_ = 0;
+  if (!end.was_established && !any_session_ready(&s)) headroom_target_ = 0;
   if (end.was_established && end.exchanges.empty()) {
     log::debug("dot ", opts_.label, ": session ", s.index(), " closed (", describe(end.cause), ": ", end.detail, ")");
     return;
   }
-  const bool others_up = another_session_established(s);
+  const bool others_up = any_session_ready(&s);
 
   std::vector<ExchangeId> retry;
   std::vector<ExchangeId> requeue;

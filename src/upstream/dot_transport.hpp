@@ -131,7 +131,8 @@ class DotTransport final : public Transport, private DotSession::Listener {
   void check_stalls();
   void resend_stalled(DotSession& s);
   void set_one_at_a_time(bool on);
-  bool another_session_established(const DotSession& s) const;
+  // A session other than `except` is up and can take exchanges.
+  bool any_session_ready(const DotSession* except = nullptr) const;
   void settle(DotSession& s, SessionEnd&& end);
   void finish(ExchangeId id, Cause cause, std::string detail, dns::Bytes response = {});
   void report_dial_failure(const SessionEnd& end);
