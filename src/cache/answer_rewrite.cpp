@@ -32,9 +32,15 @@ bool map_ttls(dns::Bytes& msg, const dns::wire::Layout& l, F&& f) {
 }  // namespace
 
 std::optional<dns::Bytes> clamp_record_ttls(dns::ByteView answer, std::uint32_t lo, std::uint32_t hi) {
+  return clamp_record_ttls(answer, dns::wire::scan(answer), lo, hi);
+}
+
+std::optional<dns::Bytes> clamp_record_ttls(dns::ByteView answer, const dns::wire::Layout& layout, std::uint32_t lo,
+                                            std::uint32_t hi) {
   dns::Bytes out(answer.begin(), answer.end());
   if (lo > hi) lo = hi;
-  if (!map_ttls(out, dns::wire::scan(out), [lo, hi](std::uint32_t t) { return std::clamp(t, lo, hi); })) return std::nullopt;
+  // The copy has the answer's layout: map_ttls reads and writes it in place.
+  if (!map_ttls(out, layout, [lo, hi](std::uint32_t t) { return std::clamp(t, lo, hi); })) return std::nullopt;
   return out;
 }
 
@@ -145,22 +151,36 @@ bool question_case_is_not_structure(dns::ByteView msg, const AnswerLayout& layou
 
 std::optional<AnswerLayout> layout_of(dns::ByteView msg) {
   namespace w = dns::wire;
-  const w::Layout l = w::scan(msg);
-  if (l.error != dns::ParseError::none || !l.questions_ok || l.header.qdcount != 1 || l.end > 0xFFFF) return std::nullopt;
+  // One walk (what scan() checks, plus where the TTLs are): this runs for
+  // every answer stored and every one rewritten for a waiting client.
+  const auto h = dns::parse_header(msg);
+  if (!h || h->qdcount != 1) return std::nullopt;
+  std::size_t off = dns::header_size;
+  if (w::read_question(msg, off, nullptr, off) != dns::ParseError::none) return std::nullopt;
   AnswerLayout out;
-  out.question_end = static_cast<std::uint16_t>(l.questions_end);
-  out.end = static_cast<std::uint16_t>(l.end);
-  const unsigned total = unsigned{l.header.ancount} + l.header.nscount + l.header.arcount;
+  const std::size_t question_end = off;
+  const unsigned before_additional = unsigned{h->ancount} + h->nscount;
+  const unsigned total = before_additional + h->arcount;
   out.ttl_at.reserve(total);
-  std::size_t off = l.questions_end;
+  bool opt_seen = false;
   for (unsigned i = 0; i < total; ++i) {
     w::Rr rr;
-    if (w::read_rr(msg, off, rr) != dns::ParseError::none) return std::nullopt;  // scan() walked it: unreachable
+    if (w::read_rr(msg, off, rr) != dns::ParseError::none) return std::nullopt;
     off = rr.end;
-    if (rr.type == dns::type_opt) continue;  // its TTL field is extended RCODE and flags
+    if (rr.type == dns::type_opt) {
+      // Its TTL field is extended RCODE and flags. The first one in the
+      // additional section is the message's OPT (as scan() finds it).
+      if (i >= before_additional && !opt_seen) {
+        out.opt_options = static_cast<std::uint16_t>(rr.rdlength);
+        opt_seen = true;
+      }
+      continue;
+    }
     out.ttl_at.push_back(static_cast<std::uint16_t>(rr.rdlength_at - 4));
   }
-  out.opt_options = l.opt ? static_cast<std::uint16_t>(l.opt->rdlength) : 0;
+  if (off > 0xFFFF) return std::nullopt;
+  out.question_end = static_cast<std::uint16_t>(question_end);
+  out.end = static_cast<std::uint16_t>(off);
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dns/message.hpp"
+#include "dns/wire.hpp"
 
 namespace nxdns::cache {
 
@@ -102,6 +103,9 @@ std::optional<ClientAnswer> client_answer(dns::ByteView stored, const AnswerLayo
 // answer `hi` is its negative TTL: RFC 2308 §3 has the SOA carry it. Returns
 // nullopt when the message does not walk.
 std::optional<dns::Bytes> clamp_record_ttls(dns::ByteView answer, std::uint32_t lo, std::uint32_t hi);
+// The same, with `layout` = dns::wire::scan(answer) found by the caller.
+std::optional<dns::Bytes> clamp_record_ttls(dns::ByteView answer, const dns::wire::Layout& layout, std::uint32_t lo,
+                                            std::uint32_t hi);
 
 // The question section of a parsed client query, for ClientQuestion.
 inline dns::ByteView question_bytes(dns::ByteView raw_query, const dns::Query& q) {

@@ -29,9 +29,12 @@ const char* describe(Verdict v) {
 }
 
 AnswerTtl answer_ttl(dns::ByteView response, const TtlClamp& clamp) {
+  return answer_ttl(response, dns::wire::scan(response), clamp);
+}
+
+AnswerTtl answer_ttl(dns::ByteView response, const dns::wire::Layout& l, const TtlClamp& clamp) {
   namespace w = dns::wire;
   AnswerTtl out;
-  const w::Layout l = w::scan(response);
   if (l.error != dns::ParseError::none || !l.questions_ok || l.header.qdcount != 1 || !l.header.qr()) return out;
   if (l.header.tc()) return {Verdict::truncated, 0};
   // The extended RCODE lives in the top 8 bits of the OPT TTL (RFC 6891 §6.1.3).

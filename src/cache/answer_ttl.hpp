@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "dns/message.hpp"
+#include "dns/wire.hpp"
 
 namespace nxdns::cache {
 
@@ -52,5 +53,7 @@ struct AnswerTtl {
 // counts as 0 (RFC 2181 §8). A raw TTL of 0 is never cached, even when
 // min_ttl would raise it: the owner said "do not cache".
 AnswerTtl answer_ttl(dns::ByteView response, const TtlClamp& clamp);
+// The same, with `layout` = dns::wire::scan(response) found by the caller.
+AnswerTtl answer_ttl(dns::ByteView response, const dns::wire::Layout& layout, const TtlClamp& clamp);
 
 }  // namespace nxdns::cache

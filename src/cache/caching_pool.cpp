@@ -221,10 +221,13 @@ void CachingPool::on_flight_done(FlightId id, upstream::PoolOutcome&& out) {
       state = RefreshState::error_answer;
     } else {
       state = RefreshState::answered;
-      const AnswerTtl verdict = answer_ttl(out.response, opts_.clamp);
+      // One walk for the verdict and the stored form.
+      const dns::wire::Layout layout = dns::wire::scan(out.response);
+      const AnswerTtl verdict = answer_ttl(out.response, layout, opts_.clamp);
       if (verdict.cacheable()) {
         const bool negative = verdict.verdict == Verdict::negative;
-        auto stored = clamp_record_ttls(out.response, opts_.clamp.min_ttl, negative ? verdict.ttl : opts_.clamp.max_ttl);
+        auto stored =
+            clamp_record_ttls(out.response, layout, opts_.clamp.min_ttl, negative ? verdict.ttl : opts_.clamp.max_ttl);
         if (stored && store_.put(f->key, std::move(*stored), EntryAge{now, verdict.ttl}, negative)) ++stats_.stores;
       } else {
         ++stats_.not_stored[std::min<std::size_t>(static_cast<std::size_t>(verdict.verdict), stats_.not_stored.size() - 1)];

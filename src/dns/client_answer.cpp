@@ -55,17 +55,10 @@ std::optional<Bytes> answer_for_client(ByteView answer, const Query& client_quer
   Bytes out(answer.begin(), answer.begin() + static_cast<std::ptrdiff_t>(keep_end));
   std::uint16_t arcount = l.header.arcount;
   if (l.opt) {
-    // Records from the OPT on: the OPT itself and any that followed it.
-    std::size_t dropped = 0;
-    std::size_t off = l.questions_end;
+    // Records from the OPT on: the OPT itself and any that followed it
+    // (records lie in order, so those are the last ones counted).
     const unsigned records = unsigned{l.header.ancount} + l.header.nscount + l.header.arcount;
-    for (unsigned i = 0; i < records; ++i) {
-      wire::Rr rr;
-      wire::read_rr(answer, off, rr);  // cannot fail: scan walked these
-      if (rr.start >= l.opt->start) ++dropped;
-      off = rr.end;
-    }
-    arcount = static_cast<std::uint16_t>(arcount - dropped);
+    arcount = static_cast<std::uint16_t>(arcount - (records - l.opt_index));
   }
   if (client_query.edns.present) {
     // Ours: our payload size, version 0, the upstream's extended rcode and

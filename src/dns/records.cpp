@@ -63,7 +63,10 @@ Layout scan(ByteView msg) {
       return l;
     }
     if (i >= before_additional && rr.type == type_opt) {
-      if (l.opt_count++ == 0) l.opt = rr;
+      if (l.opt_count++ == 0) {
+        l.opt = rr;
+        l.opt_index = i;
+      }
     }
     off = rr.end;
   }

@@ -81,6 +81,7 @@ struct Layout {
   std::size_t questions_end = 0;  // valid when error is none, or past the questions
   bool questions_ok = false;
   std::optional<Rr> opt;  // the first OPT in the additional section
+  unsigned opt_index = 0;  // its place among all records (answer section first)
   std::size_t opt_count = 0;
   bool opt_is_last = false;  // no record follows the (first) OPT
   std::size_t end = 0;       // just past the last counted record

@@ -4,7 +4,7 @@
 // client_answer (the hit path's one-copy form of the same).
 //
 // Input: [flags:1][client_len:2][client query bytes][stored answer bytes].
-// Invariants checked: nothing crashes or reads out of bounds (ASan/UBSan);
+// Invariants checked: layout_of agrees with dns::wire::scan; nothing crashes or reads out of bounds (ASan/UBSan);
 // a rewritten answer is never longer than the stored one, carries the
 // client's ID and exactly the client's question bytes; client_answer, where
 // it answers at all, gives byte for byte what the general path gives
@@ -18,6 +18,7 @@
 #include "cache/answer_rewrite.hpp"
 #include "cache/answer_ttl.hpp"
 #include "dns/message.hpp"
+#include "dns/wire.hpp"
 
 using namespace nxdns;
 
@@ -27,6 +28,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::size_t client_len = std::min<std::size_t>((std::size_t{data[1]} << 8) | data[2], size - 3);
   const dns::ByteView client(data + 3, client_len);
   const dns::ByteView stored(data + 3 + client_len, size - 3 - client_len);
+
+  // layout_of walks on its own; scan() is the oracle for where it ends.
+  {
+    const auto mine = cache::layout_of(stored);
+    const dns::wire::Layout l = dns::wire::scan(stored);
+    const bool walks = l.error == dns::ParseError::none && l.questions_ok && l.header.qdcount == 1 && l.end <= 0xFFFF;
+    if (mine.has_value() != walks) std::abort();
+    if (mine && (mine->end != l.end || mine->question_end != l.questions_end ||
+                 mine->opt_options != (l.opt ? l.opt->rdlength : 0)))
+      std::abort();
+  }
 
   const cache::TtlClamp clamp{flags & 0x0Fu, 86400};
   (void)cache::answer_ttl(stored, clamp);
