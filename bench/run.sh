@@ -24,8 +24,9 @@
 # (sudo scripts/install-deps.sh --bench).
 #
 # Sections live beside this file when they have a file of their own:
-# bench/states.sh (bursts by daemon state), bench/handshake_cpu.sh
-# (instructions per handshake).
+# bench/states.sh (bursts by daemon state), bench/doh.sh (DoH bursts),
+# bench/sustained.sh (dnsperf at a fixed outstanding limit) and
+# bench/handshake_cpu.sh (instructions per handshake).
 #
 # Every upstream is the project's DoT fixture built against mbedTLS 3.6 (it
 # speaks TLS 1.3 to whoever can), so each row talks to the same server and
@@ -114,6 +115,10 @@ source "$ROOT/bench/lib.sh"
 source "$ROOT/bench/states.sh"
 # shellcheck source=bench/handshake_cpu.sh
 source "$ROOT/bench/handshake_cpu.sh"
+# shellcheck source=bench/doh.sh
+source "$ROOT/bench/doh.sh"
+# shellcheck source=bench/sustained.sh
+source "$ROOT/bench/sustained.sh"
 IFS=, read -r -a SRV_LIST <<<"$SERVERS"
 HZ=$(getconf CLK_TCK)
 
@@ -225,207 +230,6 @@ section_bursts() {
   echo "(0 = all at once, 1 = one after another); bad = SERVFAIL + timeouts + other errors over all runs (60 queries a run);"
   echo "conns = TLS connections the fixture accepted in one run; rtt40 = 40 ms simulated round trip;"
   echo "serial40 = upstream answers one query per connection at a time, 10 ms think time, 40 ms RTT"
-}
-
-# --------------------------------------------------------------------- DoH
-# nxdns only: neither unbound 1.17 nor stubby forwards over DoH. Paths:
-#   h2: relay (RTT) -> nghttpx (TLS, HTTP/2) -> DoH fixture (plain HTTP/1.1).
-#       Cold also includes nghttpx opening its backend connections, which a
-#       real DoH server does not have to do.
-#   h1: relay (RTT) -> DoH fixture (TLS, HTTP/1.1 only: libmicrohttpd), so
-#       curl opens up to 8 connections (slots_per_entry) and a burst of 30
-#       runs in ~4 rounds.
-doh_once() {  # doh_once SERVER RTT h2|h1 -> same fields as burst_once
-  local srv=$1 rtt=$2 proto=$3 mark addr cold warm bad ngx_port ngx_pid up=0 tree front
-  mark=$(pids_mark)
-  # shellcheck disable=SC2064  # expanded now on purpose: $mark is a local
-  trap "pids_release $mark" EXIT
-  tree=$(tree_of "$srv") || return 1
-  rm -f "$WORK/dohfx.port"
-  if [ "$proto" = h1 ]; then
-    fx_exec nxdns-fixture-doh --listen 127.0.0.1:0 --port-file "$WORK/dohfx.port" \
-      --cert "$WORK/dohpki/server.pem" --key "$WORK/dohpki/server.key" >"$WORK/dohfx.log" 2>&1 &
-  else
-    fx_exec nxdns-fixture-doh --listen 127.0.0.1:0 --port-file "$WORK/dohfx.port" --plain >"$WORK/dohfx.log" 2>&1 &
-  fi
-  PIDS+=("$!")
-  wait_file "$WORK/dohfx.port" || { pids_release "$mark"; echo "- - - - - - 60 - -"; return; }
-  front=$(cat "$WORK/dohfx.port")
-  [ "$proto" = h1 ] && up=1
-  for _ in 1 2 3; do
-    [ "$proto" = h1 ] && break
-    ngx_port=$((20000 + RANDOM % 30000))
-    nghttpx --conf=/dev/null --single-process --workers=1 --no-ocsp "--frontend=127.0.0.1,$ngx_port" \
-      "--backend=127.0.0.1,$(cat "$WORK/dohfx.port")" --backend-connections-per-host=64 \
-      --backend-keep-alive-timeout=60s "--errorlog-file=$WORK/nghttpx.log" \
-      "$WORK/dohpki/server.key" "$WORK/dohpki/server.pem" >"$WORK/nghttpx.out" 2>&1 &
-    ngx_pid=$!
-    PIDS+=("$ngx_pid")
-    if wait_tcp 127.0.0.1 "$ngx_port" "$ngx_pid" 3; then up=1; front=$ngx_port; break; fi
-    kill "$ngx_pid" 2>/dev/null
-  done
-  [ $up = 1 ] || { pids_release "$mark"; echo "- - - - - - 60 - -"; return; }
-  rm -f "$WORK/dohrl.port"
-  start_relay dohrl "$front" "$rtt"
-  addr=$(pick_loopback)
-  cat >"$WORK/doh.yaml" <<YAML
-listen:
-  - "$addr:5300"
-upstreams:
-  - url: "https://doh.test:$RELAY_PORT_dohrl/dns-query"
-    address: "127.0.0.1"
-    ca_file: "$WORK/dohpki/ca.pem"
-budgets:
-  attempt_ms: 2000
-  total_ms: 5000
-http:
-  enabled: false
-log:
-  level: warn
-YAML
-  "$tree/src/cli/nxdns" run -c "$WORK/doh.yaml" >"$WORK/doh-daemon.log" 2>&1 &
-  SRV_PID=$!
-  PIDS+=("$SRV_PID")
-  wait_tcp "$addr" 5300 "$SRV_PID" 10 || { pids_release "$mark"; echo "- - - - - - 60 - -"; return; }
-  cold=$(timeout 30 "$NXDNS" burst --server "$addr:5300" --names 30 --cold --json 2>/dev/null)
-  warm=$(timeout 30 "$NXDNS" burst --server "$addr:5300" --names 30 --json 2>/dev/null)
-  server_stop
-  bad=$(bad_count "$cold" "$warm")
-  echo "$(jfield "$cold" wall_ms) $(jfield "$cold" ratio) $(jfield "$cold" staircase)" \
-    "$(jfield "$warm" wall_ms) $(jfield "$warm" ratio) $(jfield "$warm" staircase) $bad $proto -"
-  pids_release "$mark"
-}
-
-section_doh() {
-  command -v nghttpx >/dev/null || { echo; echo "== DoH: skipped (nghttpx not installed)"; return; }
-  make_pki "$WORK/dohpki" doh.test
-  echo
-  echo "== DoH bursts (nxdns only; unbound and stubby have no DoH upstream): 30 names, HTTP/2 via nghttpx, HTTP/1.1 direct"
-  printf '%-11s %-12s %-7s %-19s %-6s %-7s %-19s %-6s %s\n' server upstream "cold ms" "cold ratio" stair \
-    "warm ms" "warm ratio" stair bad
-  local srv rtt proto
-  for proto in h2 h1; do
-  for rtt in 0 40; do
-    for srv in "${SRV_LIST[@]}"; do
-      [[ $srv == nxdns-* ]] || continue
-      local cw=() cr=() cs=() ww=() wr=() ws=() bad=0 a b c d e f g h i
-      for _ in $(seq 1 "$RUNS"); do
-        read -r a b c d e f g h i < <(doh_once "$srv" "$rtt" "$proto")
-        cw+=("$a") cr+=("$b") cs+=("$c") ww+=("$d") wr+=("$e") ws+=("$f")
-        bad=$((bad + ${g:-30}))
-      done
-      printf '%-11s %-12s %-7s %-19s %-6s %-7s %-19s %-6s %s\n' "$srv" "doh-$proto-rtt$rtt" \
-        "$(median "${cw[@]}")" "$(stats "${cr[@]}")" "$(stats "${cs[@]}" | cut -d' ' -f1)" \
-        "$(median "${ww[@]}")" "$(stats "${wr[@]}")" "$(stats "${ws[@]}" | cut -d' ' -f1)" "$bad"
-    done
-  done
-  done
-}
-
-# --------------------------------------------------------------- sustained
-# dnsperf at a fixed outstanding-query limit for a fixed time, unique names
-# (no cache can help), straight at the fixture (no relay: the relay's own
-# per-byte timers would be the bottleneck). Percentiles come from dnsperf -v
-# (one "> RCODE name type latency" line per answer).
-SUST_Q=64
-SUST_L=10
-SUST_NAMES=400000
-perf_parse() {  # perf_parse OUTFILE -> "noerror_qps p50_ms p99_ms sent lost runtime noerror"
-  local f=$1 rt sent lost noerr
-  rt=$(sed -n 's/.*Run time (s):[[:space:]]*\([0-9.]*\).*/\1/p' "$f" | head -n1)
-  sent=$(sed -n 's/.*Queries sent:[[:space:]]*\([0-9]*\).*/\1/p' "$f" | head -n1)
-  lost=$(sed -n 's/.*Queries lost:[[:space:]]*\([0-9]*\).*/\1/p' "$f" | head -n1)
-  noerr=$(grep -c '^> NOERROR ' "$f")
-  local pct
-  pct=$(awk '/^> NOERROR / {print $NF}' "$f" | sort -g | awk '{v[NR]=$1} END {
-      if (NR == 0) { print "- -"; exit }
-      i50 = int(NR * 0.50); if (i50 < 1) i50 = 1; i99 = int(NR * 0.99); if (i99 < 1) i99 = 1;
-      printf "%.2f %.2f", v[i50] * 1000, v[i99] * 1000 }')
-  awk -v n="$noerr" -v rt="${rt:-0}" -v pct="$pct" -v s="${sent:-0}" -v l="${lost:-0}" \
-    'BEGIN { printf "%.0f %s %s %s %s %s\n", (rt > 0 ? n / rt : 0), pct, s, l, rt, n }'
-}
-
-SUST_RUNS=3
-sust_row() {  # sust_row LABEL TLS QPS P50 P99 LOST CONNS SRVCPU FIXCPU USQ
-  printf '%-24s %-4s %-9s %-8s %-8s %-12s %-6s %-8s %-8s %s\n' "$@"
-}
-pct_of() { awk -v t="$1" -v hz="$HZ" -v rt="$2" 'BEGIN{ if (rt > 0) printf "%.0f%%", 100 * t / hz / rt; else print "-" }'; }
-
-section_sustained() {
-  make_pki "$WORK/pki" dot.test
-  echo
-  echo "== sustained: dnsperf -q $SUST_Q -l $SUST_L, unique names, one DoT upstream (fixture, no added RTT), $SUST_RUNS rounds"
-  sust_row server TLS "NOERR/s" "p50 ms" "p99 ms" "lost/sent" conns "srv CPU" "fix CPU" "srv us/q"
-  local srv mark addr f0 f1 c0 c1 qps p50 p99 sent lost rt n fixpid round
-  : >"$WORK/sust.tsv"
-  # Rounds interleave the servers, so a slow phase of the machine spreads
-  # over all of them instead of landing on one.
-  for round in $(seq 1 "$SUST_RUNS"); do
-    # Reference: the fixture alone, dnsperf speaking DoT to it over one
-    # connection: what the upstream side of this machine can deliver.
-    mark=$(pids_mark)
-    start_fixture up "$WORK/pki" "${BENCH_FIXTURE_FLAGS[@]}"
-    fixpid=${PIDS[-1]}
-    gen_names "$WORK/names" "$SUST_NAMES" "ref$RANDOM"
-    f0=$(cpu_ticks "$fixpid")
-    timeout $((SUST_L + 30)) dnsperf -m dot -s 127.0.0.1 -p "$FIX_PORT_up" -d "$WORK/names" -q "$SUST_Q" \
-      -l "$SUST_L" -t 5 -v >"$WORK/perf-ref.out" 2>&1
-    f1=$(cpu_ticks "$fixpid")
-    read -r qps p50 p99 sent lost rt n < <(perf_parse "$WORK/perf-ref.out")
-    sust_row "#$round fixture direct" "$(fixture_tls "$WORK/up.stats")" "$qps" "$p50" "$p99" "$lost/$sent" \
-      "$(stat "$WORK/up.stats" accepts)" "-" "$(pct_of $((f1 - f0)) "$rt")" "-"
-    printf 'fixture-direct\t%s\t%s\t%s\t-\n' "$qps" "$p50" "$p99" >>"$WORK/sust.tsv"
-    pids_release "$mark"
-    for srv in "${SRV_LIST[@]}"; do
-      mark=$(pids_mark)
-      start_fixture up "$WORK/pki" "${BENCH_FIXTURE_FLAGS[@]}"
-      fixpid=${PIDS[-1]}
-      addr=$(pick_loopback)
-      if ! server_start "$srv" "$addr" 5300 "$FIX_PORT_up" "$WORK/pki"; then
-        echo "$srv: did not start"
-        pids_release "$mark"
-        continue
-      fi
-      # Same warm start for everyone: sessions open before the clock starts.
-      timeout 20 "$NXDNS" burst --server "$addr:5300" --names 30 --zone warm.test --json >/dev/null 2>&1
-      gen_names "$WORK/names" "$SUST_NAMES" "$srv$RANDOM"
-      c0=$(cpu_ticks "$SRV_PID")
-      f0=$(cpu_ticks "$fixpid")
-      timeout $((SUST_L + 30)) dnsperf -s "$addr" -p 5300 -d "$WORK/names" -q "$SUST_Q" -l "$SUST_L" -t 5 -v \
-        >"$WORK/perf-$srv.out" 2>&1
-      c1=$(cpu_ticks "$SRV_PID")
-      f1=$(cpu_ticks "$fixpid")
-      server_stop
-      sleep 0.1
-      read -r qps p50 p99 sent lost rt n < <(perf_parse "$WORK/perf-$srv.out")
-      local usq
-      usq=$(awk -v t=$((c1 - c0)) -v hz="$HZ" -v n="$n" 'BEGIN{ if (n > 0) printf "%.0f", 1e6 * t / hz / n; else print "-" }')
-      sust_row "#$round $srv" "$(fixture_tls "$WORK/up.stats")" "$qps" "$p50" "$p99" "$lost/$sent" \
-        "$(stat "$WORK/up.stats" accepts)" "$(pct_of $((c1 - c0)) "$rt")" "$(pct_of $((f1 - f0)) "$rt")" "$usq"
-      printf '%s\t%s\t%s\t%s\t%s\n' "$srv" "$qps" "$p50" "$p99" "$usq" >>"$WORK/sust.tsv"
-      grep -v '^>' "$WORK/perf-$srv.out" >"$OUT/dnsperf-$srv-round$round.txt"
-      pids_release "$mark"
-    done
-  done
-  cp "$WORK/sust.tsv" "$OUT/sustained.tsv"
-  echo
-  echo "-- sustained, median of $SUST_RUNS rounds (best..worst NOERR/s); x unbound = median NOERR/s over unbound's"
-  printf '%-16s %-28s %-8s %-8s %-9s %s\n' server "NOERR/s" "p50 ms" "p99 ms" "srv us/q" "x unbound"
-  local ub label
-  ub=$(median $(awk -F'\t' '$1 == "unbound" {print $2}' "$WORK/sust.tsv"))
-  for label in fixture-direct "${SRV_LIST[@]}"; do
-    local q=() a=() b=() u=()
-    mapfile -t q < <(awk -F'\t' -v s="$label" '$1 == s {print $2}' "$WORK/sust.tsv")
-    mapfile -t a < <(awk -F'\t' -v s="$label" '$1 == s {print $3}' "$WORK/sust.tsv")
-    mapfile -t b < <(awk -F'\t' -v s="$label" '$1 == s {print $4}' "$WORK/sust.tsv")
-    mapfile -t u < <(awk -F'\t' -v s="$label" '$1 == s && $5 != "-" {print $5}' "$WORK/sust.tsv")
-    [ ${#q[@]} -gt 0 ] || continue
-    printf '%-16s %-28s %-8s %-8s %-9s %s\n' "$label" "$(stats "${q[@]}" | sed 's/\.00//g')" \
-      "$(stats "${a[@]}" | cut -d' ' -f1)" "$(stats "${b[@]}" | cut -d' ' -f1)" "$(median "${u[@]}")" \
-      "$(awk -v m="$(median "${q[@]}")" -v u="$ub" 'BEGIN{ if (u + 0 > 0 && m != "-") printf "%.2f", m / u; else print "-" }')"
-  done
-  echo "NOERR/s = NOERROR answers / run time; p50/p99 over NOERROR answers (dnsperf -v); lost = timed out;"
-  echo "CPU = share of one core over the run (srv: the forwarder, fix: the fixture); us/q = forwarder CPU per answer"
 }
 
 # ------------------------------------------------------------------ memory
