@@ -59,9 +59,7 @@ http:
 log:
   level: warn
 YAML
-  "$tree/src/cli/nxdns" run -c "$WORK/doh.yaml" >"$WORK/doh-daemon.log" 2>&1 &
-  SRV_PID=$!
-  PIDS+=("$SRV_PID")
+  nxdns_run "$tree" "$WORK/doh.yaml" "$WORK/doh-daemon.log"
   wait_tcp "$addr" 5300 "$SRV_PID" 10 || { pids_release "$mark"; echo "- - - - - - 60 - -"; return; }
   cold=$(timeout 30 "$NXDNS" burst --server "$addr:5300" --names 30 --cold --json 2>/dev/null)
   warm=$(timeout 30 "$NXDNS" burst --server "$addr:5300" --names 30 --json 2>/dev/null)

@@ -189,6 +189,15 @@ server_start() {
   fi
 }
 
+# nxdns_run TREE YAML LOG: that build tree's nxdns on YAML in the background
+# (SRV_PID, and PIDS for the exit trap), for sections that write a
+# configuration of their own instead of nxdns_yaml's.
+nxdns_run() {
+  "$1/src/cli/nxdns" run -c "$2" >"$3" 2>&1 &
+  SRV_PID=$!
+  PIDS+=("$SRV_PID")
+}
+
 server_stop() {  # server_stop: SIGTERM and reap SRV_PID (bounded: 20 s, then SIGKILL)
   kill -TERM "$SRV_PID" 2>/dev/null || return 0
   local i

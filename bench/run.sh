@@ -275,9 +275,7 @@ http:
 log:
   level: error
 YAML
-  "$tree/src/cli/nxdns" run -c "$WORK/two.yaml" >"$WORK/two.log" 2>&1 &
-  SRV_PID=$!
-  PIDS+=("$SRV_PID")
+  nxdns_run "$tree" "$WORK/two.yaml" "$WORK/two.log"
   wait_tcp "$addr" 5300 "$SRV_PID" 10 || { pids_release "$mark"; echo "- - - -"; return; }
   for i in 1 2 3 4 5; do
     timeout 20 "$NXDNS" burst --server "$addr:5300" --names 64 --zone b.test --json >/dev/null 2>&1
