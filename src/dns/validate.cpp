@@ -9,11 +9,12 @@ namespace nxdns::dns {
 
 namespace {
 
-// The one question of `msg`, read where it lies. Runs for every answer
-// (transport, cache and engine each check it), so the name is not copied:
-// a name at offset 12 is never compressed, because a pointer must aim below
-// its own position yet past the header (RFC 1035 §4.1.4; walk_name refuses
-// anything else), so once it walks its octets are the name.
+// The question of `msg`, which must hold exactly one, read where it lies.
+// Runs for every answer (transport, cache and engine each check it), so the
+// name is not copied: a name at offset 12 is never compressed, because a
+// pointer must aim below its own position yet past the header (RFC 1035
+// §4.1.4; walk_name refuses anything else), so once it walks its octets are
+// the name.
 struct QuestionView {
   ByteView name;
   std::uint16_t qtype = 0;
@@ -21,6 +22,8 @@ struct QuestionView {
 };
 
 std::optional<QuestionView> question_view(ByteView msg) {
+  const auto h = parse_header(msg);
+  if (!h || h->qdcount != 1) return std::nullopt;
   const wire::NameWalk n = wire::walk_name(msg, header_size, nullptr);
   if (n.error != ParseError::none || n.next != header_size + n.length || !wire::has(msg, n.next, 4)) return std::nullopt;
   return QuestionView{msg.subspan(header_size, n.length), wire::load16(msg, n.next), wire::load16(msg, n.next + 2)};
@@ -46,8 +49,6 @@ ResponseError check(std::uint16_t id, ByteView asked_name, std::uint16_t asked_q
 }  // namespace
 
 std::optional<Question> parse_question_of(ByteView msg) {
-  const auto h = parse_header(msg);
-  if (!h || h->qdcount != 1) return std::nullopt;
   const auto v = question_view(msg);
   if (!v) return std::nullopt;
   Question q;
@@ -62,12 +63,11 @@ ResponseError validate_response(const Query& query, ByteView response) {
 }
 
 ResponseError validate_response(ByteView raw_query, ByteView response) {
-  const auto h = parse_header(raw_query);
-  const auto q = h && h->qdcount == 1 ? question_view(raw_query) : std::nullopt;
+  const auto q = question_view(raw_query);
   // Without a question of our own there is nothing to match against; the
   // response cannot be accepted.
   if (!q) return ResponseError::malformed;
-  return check(h->id, q->name, q->qtype, q->qclass, response);
+  return check(get_id(raw_query), q->name, q->qtype, q->qclass, response);
 }
 
 }  // namespace nxdns::dns
