@@ -7,30 +7,6 @@
 
 namespace nxdns::cache {
 
-struct CachingPool::Member {
-  explicit Member(loop::Scheduler& s) : timer(s) {}
-  Ticket ticket = 0;
-  Key key;
-  std::uint16_t id = 0;
-  bool rd = true;
-  dns::Bytes question;  // the client's question section, verbatim
-  Done done;
-  FlightId flight = 0;  // 0: not attached (answered from the cache)
-  loop::Timer timer;    // client response timer, or the deferred delivery of a hit
-};
-
-struct CachingPool::Flight {
-  explicit Flight(loop::Scheduler& s) : lifetime(s) {}
-  Key key;
-  dns::Bytes query;  // what was submitted (the first client's query)
-  upstream::Pool::Ticket ticket = 0;
-  std::vector<Ticket> members;
-  // Kept running with no client attached: a prefetch, or the refresh
-  // behind a stale answer.
-  bool background = false;
-  loop::Timer lifetime;
-};
-
 namespace {
 bool is_error_answer(const dns::Bytes& r) {
   if (r.size() < dns::header_size) return true;
@@ -43,7 +19,7 @@ CachingPool::CachingPool(loop::Scheduler& sched, upstream::Pool& pool, CacheOpti
     : sched_(sched), pool_(pool), opts_(opts), store_(opts.max_bytes, opts.eviction) {}
 
 CachingPool::~CachingPool() {
-  for (auto& [id, f] : flights_) pool_.cancel(f->ticket);
+  for (auto& [id, f] : flights_) pool_.cancel(f.ticket);
 }
 
 void CachingPool::apply_options(const CacheOptions& opts) {
@@ -111,8 +87,7 @@ void CachingPool::count_hit(std::string_view packed_key, dns::ByteView raw, Fres
 
 CachingPool::Ticket CachingPool::submit(const dns::Query& q, dns::ByteView raw, Done done) {
   const Ticket t = next_ticket_++;
-  auto owned = std::make_unique<Member>(sched_);
-  Member& m = *owned;
+  Member& m = members_.try_emplace(t, sched_).first->second;
   m.ticket = t;
   m.key = make_key(q);
   m.id = q.header.id;
@@ -120,7 +95,6 @@ CachingPool::Ticket CachingPool::submit(const dns::Query& q, dns::ByteView raw, 
   const dns::ByteView qb = question_bytes(raw, q);
   m.question.assign(qb.begin(), qb.end());
   m.done = std::move(done);
-  members_.emplace(t, std::move(owned));
 
   const loop::TimePoint now = sched_.now();
   bool stale_available = false;
@@ -152,7 +126,7 @@ CachingPool::Ticket CachingPool::submit(const dns::Query& q, dns::ByteView raw, 
   }
   auto j = joinable_.find(m.key.packed);
   if (j != joinable_.end()) {
-    Flight& f = *flights_.at(j->second);
+    Flight& f = flights_.at(j->second);
     if (f.members.size() <= opts_.max_joiners) {  // the first client plus max_joiners
       f.members.push_back(t);
       m.flight = j->second;
@@ -178,41 +152,46 @@ void CachingPool::serve_stale_now(Member& m, dns::ByteView raw) {
 
 void CachingPool::start_flight(const Key& key, dns::ByteView query, std::vector<Ticket> members, bool background) {
   const FlightId id = next_flight_++;
-  auto owned = std::make_unique<Flight>(sched_);
-  Flight& f = *owned;
+  Flight& f = flights_.try_emplace(id, sched_).first->second;
   f.key = key;
   f.query.assign(query.begin(), query.end());
   f.members = std::move(members);
   f.background = background;
   for (Ticket t : f.members) {
     auto it = members_.find(t);
-    if (it != members_.end()) it->second->flight = id;
+    if (it != members_.end()) it->second.flight = id;
   }
-  flights_.emplace(id, std::move(owned));
   // The newest flight is the one to join: an older, full one stays full.
-  joinable_[key.packed] = id;
+  // The entry is replaced, not re-pointed, so that its key views this
+  // flight's key and not the older one's, which may end first.
+  auto [j, fresh] = joinable_.try_emplace(std::string_view(f.key.packed), id);
+  if (!fresh) {
+    joinable_.erase(j);
+    joinable_.emplace(std::string_view(f.key.packed), id);
+  }
   f.lifetime.arm(opts_.exchange_budget, [this, id] { on_flight_expired(id); });
   f.ticket = pool_.submit(f.query, sched_.now() + opts_.exchange_budget, [this, id](upstream::PoolOutcome&& out) { on_flight_done(id, std::move(out)); });
 }
 
-std::unique_ptr<CachingPool::Flight> CachingPool::take_flight(FlightId id) {
+CachingPool::Flights::node_type CachingPool::take_flight(FlightId id) {
   auto it = flights_.find(id);
-  if (it == flights_.end()) return nullptr;
-  std::unique_ptr<Flight> f = std::move(it->second);
-  flights_.erase(it);
-  auto j = joinable_.find(f->key.packed);
+  if (it == flights_.end()) return {};
+  Flights::node_type node = flights_.extract(it);
+  Flight& f = node.mapped();
+  auto j = joinable_.find(f.key.packed);
   if (j != joinable_.end() && j->second == id) joinable_.erase(j);
-  f->lifetime.disarm();
-  for (Ticket t : f->members) {
+  f.lifetime.disarm();
+  for (Ticket t : f.members) {
     auto m = members_.find(t);
-    if (m != members_.end()) m->second->flight = 0;
+    if (m != members_.end()) m->second.flight = 0;
   }
-  return f;
+  return node;
 }
 
 void CachingPool::on_flight_done(FlightId id, upstream::PoolOutcome&& out) {
-  std::unique_ptr<Flight> f = take_flight(id);
-  if (!f) return;
+  Flights::node_type node = take_flight(id);
+  if (node.empty()) return;
+  Flight* const f = &node.mapped();
   const loop::TimePoint now = sched_.now();
 
   RefreshState state = RefreshState::every_attempt_failed;
@@ -228,7 +207,10 @@ void CachingPool::on_flight_done(FlightId id, upstream::PoolOutcome&& out) {
         const bool negative = verdict.verdict == Verdict::negative;
         auto stored =
             clamp_record_ttls(out.response, layout, opts_.clamp.min_ttl, negative ? verdict.ttl : opts_.clamp.max_ttl);
-        if (stored && store_.put(f->key, std::move(*stored), EntryAge{now, verdict.ttl}, negative)) ++stats_.stores;
+        // The flight's key is not needed again on this path: moved, not copied.
+        if (stored && store_.put(std::move(f->key), std::move(*stored), EntryAge{now, verdict.ttl}, negative)) {
+          ++stats_.stores;
+        }
       } else {
         ++stats_.not_stored[std::min<std::size_t>(static_cast<std::size_t>(verdict.verdict), stats_.not_stored.size() - 1)];
       }
@@ -247,7 +229,7 @@ void CachingPool::on_flight_done(FlightId id, upstream::PoolOutcome&& out) {
   for (Ticket t : f->members) {
     auto it = members_.find(t);
     if (it == members_.end()) continue;
-    const Member& m = *it->second;
+    const Member& m = it->second;
     if (stale) {
       ++stats_.stale_served;
       deliver(t, answer_for(m, stale_copy, 0, stale_answer_ttl));
@@ -261,8 +243,9 @@ void CachingPool::on_flight_done(FlightId id, upstream::PoolOutcome&& out) {
 }
 
 void CachingPool::on_flight_expired(FlightId id) {
-  std::unique_ptr<Flight> f = take_flight(id);
-  if (!f) return;
+  Flights::node_type node = take_flight(id);
+  if (node.empty()) return;
+  Flight* const f = &node.mapped();
   pool_.cancel(f->ticket);
   std::vector<Ticket> still;
   for (Ticket t : f->members)
@@ -275,7 +258,7 @@ void CachingPool::on_flight_expired(FlightId id) {
 void CachingPool::on_client_timer(Ticket t) {
   auto it = members_.find(t);
   if (it == members_.end()) return;
-  Member& m = *it->second;
+  Member& m = it->second;
   StoredAnswer* a = store_.find(m.key);
   if (!a) return;
   const loop::TimePoint now = sched_.now();
@@ -291,7 +274,7 @@ void CachingPool::on_client_timer(Ticket t) {
   upstream::PoolOutcome out = answer_for(m, stored, 0, stale_answer_ttl);
   if (m.flight != 0) {
     auto fl = flights_.find(m.flight);
-    if (fl != flights_.end()) fl->second->background = true;  // the refresh goes on
+    if (fl != flights_.end()) fl->second.background = true;  // the refresh goes on
   }
   deliver(t, std::move(out));
 }
@@ -301,33 +284,32 @@ void CachingPool::detach(Member& m) {
   auto it = flights_.find(m.flight);
   m.flight = 0;
   if (it == flights_.end()) return;
-  Flight& f = *it->second;
+  Flight& f = it->second;
   f.members.erase(std::remove(f.members.begin(), f.members.end(), m.ticket), f.members.end());
   if (f.members.empty() && !f.background) {
     // Nobody is waiting for it: free the upstream capacity.
     const FlightId id = it->first;
-    std::unique_ptr<Flight> gone = take_flight(id);
-    pool_.cancel(gone->ticket);
+    Flights::node_type gone = take_flight(id);
+    pool_.cancel(gone.mapped().ticket);
   }
 }
 
 void CachingPool::deliver(Ticket t, upstream::PoolOutcome&& out) {
   auto it = members_.find(t);
   if (it == members_.end()) return;
-  std::unique_ptr<Member> m = std::move(it->second);
-  members_.erase(it);
-  detach(*m);
-  m->timer.disarm();
-  Done done = std::move(m->done);
+  auto node = members_.extract(it);
+  Member& m = node.mapped();
+  detach(m);
+  m.timer.disarm();
+  Done done = std::move(m.done);
   done(std::move(out));
 }
 
 void CachingPool::cancel(Ticket t) {
   auto it = members_.find(t);
   if (it == members_.end()) return;
-  std::unique_ptr<Member> m = std::move(it->second);
-  members_.erase(it);
-  detach(*m);
+  auto node = members_.extract(it);
+  detach(node.mapped());
 }
 
 std::size_t CachingPool::flush_all() {

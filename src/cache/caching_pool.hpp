@@ -135,8 +135,32 @@ class CachingPool {
 
  private:
   using FlightId = std::uint64_t;
-  struct Member;
-  struct Flight;
+  // Members and flights live in their hash nodes (one allocation each, not
+  // two), and a node never moves: joinable_ views a flight's own key, and
+  // take_flight() hands the node itself over.
+  struct Member {
+    explicit Member(loop::Scheduler& s) : timer(s) {}
+    Ticket ticket = 0;
+    Key key;
+    std::uint16_t id = 0;
+    bool rd = true;
+    dns::Bytes question;  // the client's question section, verbatim
+    Done done;
+    FlightId flight = 0;  // 0: not attached (answered from the cache)
+    loop::Timer timer;    // client response timer, or the deferred delivery of a hit
+  };
+  struct Flight {
+    explicit Flight(loop::Scheduler& s) : lifetime(s) {}
+    Key key;
+    dns::Bytes query;  // what was submitted (the first client's query)
+    upstream::Pool::Ticket ticket = 0;
+    std::vector<Ticket> members;
+    // Kept running with no client attached: a prefetch, or the refresh
+    // behind a stale answer.
+    bool background = false;
+    loop::Timer lifetime;
+  };
+  using Flights = std::unordered_map<FlightId, Flight>;
 
   FreshnessRules rules() const;
   void start_flight(const Key& key, dns::ByteView query, std::vector<Ticket> members, bool background);
@@ -147,7 +171,8 @@ class CachingPool {
   void on_flight_expired(FlightId id);
   void on_client_timer(Ticket t);
   void detach(Member& m);
-  std::unique_ptr<Flight> take_flight(FlightId id);
+  // The flight's node, out of the table (empty when there is none).
+  Flights::node_type take_flight(FlightId id);
   // Removes the member and runs its callback.
   void deliver(Ticket t, upstream::PoolOutcome&& out);
   upstream::PoolOutcome answer_for(const Member& m, const dns::Bytes& stored, std::uint32_t age,
@@ -157,9 +182,11 @@ class CachingPool {
   upstream::Pool& pool_;
   CacheOptions opts_;
   AnswerStore store_;
-  std::unordered_map<Ticket, std::unique_ptr<Member>> members_;
-  std::unordered_map<FlightId, std::unique_ptr<Flight>> flights_;
-  std::unordered_map<std::string, FlightId> joinable_;  // key -> the flight new clients join
+  std::unordered_map<Ticket, Member> members_;
+  Flights flights_;
+  // Packed key -> the flight new clients join; the key viewed is that
+  // flight's own (replaced with the entry when a newer flight takes over).
+  std::unordered_map<std::string_view, FlightId> joinable_;
   Ticket next_ticket_ = 1;
   FlightId next_flight_ = 1;
   CacheStats stats_;

@@ -8,19 +8,6 @@ namespace nxdns::query {
 
 const char* describe(Protocol p) { return p == Protocol::udp ? "udp" : "tcp"; }
 
-class Engine::ClientQuery {
- public:
-  ClientQuery(loop::Scheduler& s, dns::Bytes raw, dns::Query parsed, Protocol proto, ReplyFn reply)
-      : raw(std::move(raw)), parsed(std::move(parsed)), proto(proto), reply(std::move(reply)), budget(s) {}
-
-  dns::Bytes raw;
-  dns::Query parsed;
-  Protocol proto;
-  ReplyFn reply;
-  loop::Timer budget;
-  upstream::Pool::Ticket ticket = 0;
-};
-
 Engine::Engine(loop::Scheduler& sched, upstream::Pool& pool, EngineOptions opts, cache::CachingPool* cache)
     : sched_(sched), pool_(pool), opts_(opts), cache_(cache), ready_timer_(sched) {}
 
@@ -134,14 +121,13 @@ Engine::Result Engine::submit(dns::ByteView packet, Protocol proto, ReplyFn repl
   }
 
   const QueryId id = next_id_++;
-  auto q = std::make_unique<ClientQuery>(sched_, dns::Bytes(packet.begin(), packet.end()), std::move(*parsed.query), proto,
-                                         std::move(reply));
-  ClientQuery& cq = *q;
-  live_.emplace(id, std::move(q));
+  ClientQuery& cq = live_.try_emplace(id, sched_, dns::Bytes(packet.begin(), packet.end()), std::move(*parsed.query), proto,
+                                      std::move(reply))
+                        .first->second;
   cq.budget.arm(opts_.total_budget, [this, id] {
     auto it = live_.find(id);
     if (it == live_.end()) return;
-    ClientQuery& c = *it->second;
+    ClientQuery& c = it->second;
     // Leaves the entry's queue or abandons the attempt; either way the pool
     // accounts for it (a waiter that burned the budget still counts).
     cancel_forward(c.ticket);
@@ -157,7 +143,7 @@ Engine::Result Engine::submit(dns::ByteView packet, Protocol proto, ReplyFn repl
   cq.ticket = forward(cq, deadline, [this, id](upstream::PoolOutcome&& out) {
     auto it = live_.find(id);
     if (it == live_.end()) return;
-    ClientQuery& c = *it->second;
+    ClientQuery& c = it->second;
     if (out.ok) {
       // The transport validated the answer against the question it sent;
       // check again against what the client asked, since this is what goes
@@ -184,12 +170,12 @@ Engine::Result Engine::submit(dns::ByteView packet, Protocol proto, ReplyFn repl
 void Engine::complete(QueryId id, dns::Bytes&& reply) {
   auto it = live_.find(id);
   if (it == live_.end()) return;
-  std::unique_ptr<ClientQuery> owned = std::move(it->second);
-  live_.erase(it);
-  owned->budget.disarm();
-  dns::Bytes answer = for_client(reply, owned->raw, owned->parsed, owned->proto);
-  count_reply(owned->proto, answer);
-  owned->reply(std::move(answer));
+  auto owned = live_.extract(it);  // the query leaves the table before its reply runs
+  ClientQuery& q = owned.mapped();
+  q.budget.disarm();
+  dns::Bytes answer = for_client(reply, q.raw, q.parsed, q.proto);
+  count_reply(q.proto, answer);
+  q.reply(std::move(answer));
 }
 
 void Engine::deliver_ready() {
@@ -210,9 +196,8 @@ void Engine::abandon(QueryId id) {
   }
   auto it = live_.find(id);
   if (it == live_.end()) return;
-  std::unique_ptr<ClientQuery> owned = std::move(it->second);
-  live_.erase(it);
-  cancel_forward(owned->ticket);
+  auto owned = live_.extract(it);
+  cancel_forward(owned.mapped().ticket);
   ++counters_.abandoned;
 }
 
@@ -226,15 +211,15 @@ void Engine::fail_all() {
   for (QueryId id : ids) {
     auto it = live_.find(id);
     if (it == live_.end()) continue;
-    cancel_forward(it->second->ticket);
-    complete(id, dns::make_error_reply(it->second->raw, it->second->parsed, dns::Rcode::servfail));
+    cancel_forward(it->second.ticket);
+    complete(id, dns::make_error_reply(it->second.raw, it->second.parsed, dns::Rcode::servfail));
   }
 }
 
 void Engine::cancel_all() {
   ready_timer_.disarm();
   ready_.clear();
-  for (auto& [id, q] : live_) cancel_forward(q->ticket);
+  for (auto& [id, q] : live_) cancel_forward(q.ticket);
   live_.clear();
 }
 

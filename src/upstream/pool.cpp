@@ -32,40 +32,6 @@ struct Pool::Entry {
       : index(s.index), label(std::move(s.label)), priority(s.priority), transport(std::move(s.transport)), health(hp) {}
 };
 
-struct Pool::Request {
-  enum class Phase { choosing, queued, in_flight, completing };
-
-  Ticket ticket;
-  dns::Bytes query;
-  loop::TimePoint deadline;
-  Done done;
-  std::vector<bool> tried;  // by sorted entry position
-  Phase phase = Phase::choosing;
-  std::size_t entry = 0;
-  bool chosen_healthy = false;  // chosen on the first pass (not a last resort)
-  std::list<Ticket>::iterator queue_pos;
-  loop::TimePoint queued_at{};
-  Transport::ExchangeId exchange = 0;
-  Health::ProbeToken probe = 0;  // of the attempt in flight
-  loop::TimePoint attempt_started{};
-  loop::Duration attempt_limit{};  // the attempt budget, or less when the deadline is nearer
-  bool timeout_retry_used = false;
-  // The best error answer so far (answer_verdict.hpp), relayed when nothing
-  // better arrives.
-  dns::Bytes best_error;
-  int best_error_rank = -1;
-  std::size_t best_error_index = 0;
-  loop::Timer timer;  // attempt budget, then the deferred delivery
-  std::uint32_t attempts = 0;
-  Cause last_cause = Cause::ok;
-  std::string last_detail;
-  std::size_t last_index = 0;
-  PoolOutcome outcome;
-
-  Request(loop::Scheduler& s, Ticket t, dns::Bytes q, loop::TimePoint dl, Done d, std::size_t n)
-      : ticket(t), query(std::move(q)), deadline(dl), done(std::move(d)), tried(n, false), timer(s) {}
-};
-
 bool Pool::tried(const Request& r, std::size_t e) { return e < r.tried.size() && r.tried[e]; }
 
 Pool::Pool(loop::Scheduler& sched, std::vector<EntrySpec> entries, PoolOptions opts)
@@ -93,7 +59,7 @@ void Pool::add_entry(EntrySpec&& spec) {
     // Requests that tried the retired entry at this position have not
     // tried this one.
     for (auto& [t, r] : requests_)
-      if (e < r->tried.size()) r->tried[e] = false;
+      if (e < r.tried.size()) r.tried[e] = false;
   }
   if (entries_[e]->transport) entries_[e]->transport->on_capacity_grew([this, e] { pump(e); });
 }
@@ -152,7 +118,7 @@ void Pool::begin_drain(std::size_t e) {
   for (const Ticket t : waiting) {
     auto it = requests_.find(t);
     if (it == requests_.end()) continue;
-    Request& r = *it->second;
+    Request& r = it->second;
     leave_queue(r);
     advance(r);
   }
@@ -185,16 +151,14 @@ Pool::~Pool() {
   // Abandon in-flight exchanges before the transports go, so no completion
   // can reach a destroyed pool.
   for (auto& [t, r] : requests_) {
-    if (r->phase == Request::Phase::in_flight) entries_[r->entry]->transport->cancel(r->exchange);
+    if (r.phase == Request::Phase::in_flight) entries_[r.entry]->transport->cancel(r.exchange);
   }
   requests_.clear();
 }
 
 Pool::Ticket Pool::submit(dns::Bytes query, loop::TimePoint deadline, Done done) {
   const Ticket t = next_ticket_++;
-  auto req = std::make_unique<Request>(sched_, t, std::move(query), deadline, std::move(done), entries_.size());
-  Request& r = *req;
-  requests_.emplace(t, std::move(req));
+  Request& r = requests_.try_emplace(t, sched_, t, std::move(query), deadline, std::move(done), entries_.size()).first->second;
   advance(r);
   return t;
 }
@@ -325,7 +289,7 @@ void Pool::pump(std::size_t e) {
   while (en.in_flight < admission_cap(e) && !en.waiters.empty()) {
     auto it = requests_.find(en.waiters.front());
     assert(it != requests_.end());
-    Request& r = *it->second;
+    Request& r = it->second;
     leave_queue(r);
     // Re-check health after the wait: an entry that went into backoff while
     // this request queued is skipped if something healthy remains.
@@ -340,7 +304,7 @@ void Pool::pump(std::size_t e) {
 void Pool::on_completion(Ticket t, ExchangeResult&& res) {
   auto it = requests_.find(t);
   if (it == requests_.end()) return;
-  Request& r = *it->second;
+  Request& r = it->second;
   if (r.phase != Request::Phase::in_flight) return;
   r.timer.disarm();
   const std::size_t e = r.entry;
@@ -411,7 +375,7 @@ void Pool::error_answer(Request& r, std::uint8_t rcode, dns::Bytes&& response) {
 void Pool::on_attempt_timeout(Ticket t) {
   auto it = requests_.find(t);
   if (it == requests_.end()) return;
-  Request& r = *it->second;
+  Request& r = it->second;
   if (r.phase != Request::Phase::in_flight) return;
   const std::size_t e = r.entry;
   Entry& en = *entries_[e];
@@ -461,18 +425,17 @@ void Pool::finish(Request& r, std::size_t entry_index, Cause cause, std::string 
   r.timer.arm(loop::Duration::zero(), [this, t] {
     auto it = requests_.find(t);
     if (it == requests_.end()) return;
-    std::unique_ptr<Request> owned = std::move(it->second);
-    requests_.erase(it);
-    owned->done(std::move(owned->outcome));
+    auto owned = requests_.extract(it);  // out of the table before its callback runs
+    Request& r = owned.mapped();
+    r.done(std::move(r.outcome));
   });
 }
 
 void Pool::cancel(Ticket t) {
   auto it = requests_.find(t);
   if (it == requests_.end()) return;
-  std::unique_ptr<Request> owned = std::move(it->second);
-  requests_.erase(it);
-  Request& r = *owned;
+  auto owned = requests_.extract(it);
+  Request& r = owned.mapped();
   r.timer.disarm();
   switch (r.phase) {
     case Request::Phase::queued:

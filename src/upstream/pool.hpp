@@ -181,7 +181,40 @@ class Pool {
 
  private:
   struct Entry;
-  struct Request;
+  // Lives in its hash node (one allocation per request, not two).
+  struct Request {
+    enum class Phase { choosing, queued, in_flight, completing };
+
+    Ticket ticket;
+    dns::Bytes query;
+    loop::TimePoint deadline;
+    Done done;
+    std::vector<bool> tried;  // by sorted entry position
+    Phase phase = Phase::choosing;
+    std::size_t entry = 0;
+    bool chosen_healthy = false;  // chosen on the first pass (not a last resort)
+    std::list<Ticket>::iterator queue_pos;
+    loop::TimePoint queued_at{};
+    Transport::ExchangeId exchange = 0;
+    Health::ProbeToken probe = 0;  // of the attempt in flight
+    loop::TimePoint attempt_started{};
+    loop::Duration attempt_limit{};  // the attempt budget, or less when the deadline is nearer
+    bool timeout_retry_used = false;
+    // The best error answer so far (answer_verdict.hpp), relayed when nothing
+    // better arrives.
+    dns::Bytes best_error;
+    int best_error_rank = -1;
+    std::size_t best_error_index = 0;
+    loop::Timer timer;  // attempt budget, then the deferred delivery
+    std::uint32_t attempts = 0;
+    Cause last_cause = Cause::ok;
+    std::string last_detail;
+    std::size_t last_index = 0;
+    PoolOutcome outcome;
+
+    Request(loop::Scheduler& s, Ticket t, dns::Bytes q, loop::TimePoint dl, Done d, std::size_t n)
+        : ticket(t), query(std::move(q)), deadline(dl), done(std::move(d)), tried(n, false), timer(s) {}
+  };
 
   void advance(Request& r);
   void try_acquire(Request& r, std::size_t e);
@@ -217,7 +250,7 @@ class Pool {
   // Drained entries are retired from the loop, never from inside their own
   // transport's completion.
   loop::Timer retire_;
-  std::unordered_map<Ticket, std::unique_ptr<Request>> requests_;
+  std::unordered_map<Ticket, Request> requests_;
   Ticket next_ticket_ = 1;
 };
 
