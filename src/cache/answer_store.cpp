@@ -17,7 +17,10 @@ std::size_t AnswerStore::cost(const Key& k, const dns::Bytes& answer) {
 }
 
 std::size_t AnswerStore::cost(const Key& k, const dns::Bytes& answer, const AnswerLayout& layout) {
-  const std::size_t ttl_heap = layout.ttl_at.empty() ? 0 : malloc_block(layout.ttl_at.size() * sizeof(std::uint16_t));
+  // Its capacity, not its size: layout_of reserves one slot per record and
+  // the OPT takes none, so shrinking it would cost a reallocation per store.
+  const std::size_t ttl_heap =
+      layout.ttl_at.capacity() == 0 ? 0 : malloc_block(layout.ttl_at.capacity() * sizeof(std::uint16_t));
   // The client form is found on the first hit (find_client_form); its
   // options' block is charged from the start, at the upstream OPT's bound.
   const std::size_t options_heap = layout.opt_options ? malloc_block(layout.opt_options) : 0;
@@ -44,26 +47,31 @@ StoredAnswer* AnswerStore::find(std::string_view packed) {
   return &node->value;
 }
 
-bool AnswerStore::put(const Key& k, dns::Bytes answer, EntryAge age, bool negative) {
+bool AnswerStore::put(Key k, dns::Bytes answer, EntryAge age, bool negative) {
   erase(k);
   auto layout = layout_of(answer);
   if (!layout) return false;
   answer.shrink_to_fit();
-  layout->ttl_at.shrink_to_fit();
   const std::size_t c = cost(k, answer, *layout);
   if (c > max_bytes_) return false;
-  while (bytes() + c > max_bytes_ && !order_.empty()) evict_one();
-  order_.push_front(Node{k, StoredAnswer{std::move(answer), std::move(*layout), age, negative}, c, false});
+  while (bytes() + c > max_bytes_ && !order_.empty()) remove(victim());
+  order_.push_front(Node{std::move(k), StoredAnswer{std::move(answer), std::move(*layout), age, negative}, c, false});
   index_.emplace(order_.front().key.packed, order_.begin());
   bytes_ += c;
-  // The insert may have grown the bucket array past the bound.
-  while (bytes() > max_bytes_ && order_.size() > 1) evict_one();
-  return index_.count(k.packed) != 0;
+  // The insert may have grown the bucket array past the bound. The new
+  // entry is the list's front for as long as it is there.
+  bool stored = true;
+  while (bytes() > max_bytes_ && order_.size() > 1) {
+    const List::iterator v = victim();
+    if (v == order_.begin()) stored = false;
+    remove(v);
+  }
+  return stored;
 }
 
 void AnswerStore::set_max_bytes(std::size_t max_bytes) {
   max_bytes_ = max_bytes;
-  while (bytes() > max_bytes_ && !order_.empty()) evict_one();
+  while (bytes() > max_bytes_ && !order_.empty()) remove(victim());
 }
 
 void AnswerStore::remove(List::iterator it) {
@@ -73,12 +81,9 @@ void AnswerStore::remove(List::iterator it) {
   order_.erase(it);
 }
 
-void AnswerStore::evict_one() {
+AnswerStore::List::iterator AnswerStore::victim() {
   ++evictions_;
-  if (policy_ == Eviction::lru) {
-    remove(std::prev(order_.end()));
-    return;
-  }
+  if (policy_ == Eviction::lru) return std::prev(order_.end());
   // SIEVE: the hand walks from the oldest entry towards the newest, clearing
   // visited marks, and evicts the first unvisited one; it wraps to the oldest.
   // Terminates: one full lap clears every mark.
@@ -88,7 +93,7 @@ void AnswerStore::evict_one() {
     h = h == order_.begin() ? std::prev(order_.end()) : std::prev(h);
   }
   hand_ = h;
-  remove(h);
+  return h;
 }
 
 void AnswerStore::erase(const Key& k) {

@@ -51,7 +51,7 @@ class AnswerStore {
   // Replaces any entry under `k`. Evicts until the new entry fits; an answer
   // larger than the whole budget, or one that does not walk (layout_of), is
   // not stored. Returns whether it was stored.
-  bool put(const Key& k, dns::Bytes answer, EntryAge age, bool negative);
+  bool put(Key k, dns::Bytes answer, EntryAge age, bool negative);
   void erase(const Key& k);
   // Operator flush: every entry under this folded name (all types, classes,
   // DO/CD), or everything. Returns how many entries went.
@@ -81,7 +81,9 @@ class AnswerStore {
   };
   using List = std::list<Node>;
 
-  void evict_one();
+  // The entry to evict next (counted as evicted; the caller removes it).
+  // Precondition: not empty.
+  List::iterator victim();
   void remove(List::iterator it);
 
   std::size_t max_bytes_;
