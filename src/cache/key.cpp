@@ -5,20 +5,22 @@ namespace nxdns::cache {
 namespace {
 constexpr std::uint16_t flag_cd = 0x0010;  // RFC 4035 §3.2.2, header bit 11
 constexpr std::size_t key_tail = 5;        // qtype 2 + qclass 2 + flags 1
+// RFC 4343: DNS names compare ASCII letters without case; nothing else folds.
+constexpr char folded(std::uint8_t c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); }
 }  // namespace
 
 std::string fold_name(dns::ByteView wire_name) {
-  std::string out(wire_name.begin(), wire_name.end());
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
+  std::string out;
+  out.reserve(wire_name.size());
+  for (const std::uint8_t c : wire_name) out.push_back(folded(c));
   return out;
 }
 
 Key make_key(dns::ByteView wire_name, std::uint16_t qtype, std::uint16_t qclass, bool dnssec_ok, bool checking_disabled) {
   Key k;
-  k.packed = fold_name(wire_name);
-  k.packed.reserve(k.packed.size() + key_tail);
+  // One block for name and tail: reserved before the name goes in.
+  k.packed.reserve(wire_name.size() + key_tail);
+  for (const std::uint8_t c : wire_name) k.packed.push_back(folded(c));
   k.packed.push_back(static_cast<char>(qtype >> 8));
   k.packed.push_back(static_cast<char>(qtype & 0xFF));
   k.packed.push_back(static_cast<char>(qclass >> 8));
@@ -32,7 +34,7 @@ KeyBuffer::KeyBuffer(const dns::Query& q) {
   // A parsed name is at most 255 octets (RFC 1035 §3.1); longer is not a
   // name, and an empty view then matches no stored key.
   if (name.size() > 255) return;
-  for (const std::uint8_t c : name) buf_[len_++] = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  for (const std::uint8_t c : name) buf_[len_++] = folded(c);
   const std::uint16_t t = q.question.qtype, c = q.question.qclass;
   buf_[len_++] = static_cast<char>(t >> 8);
   buf_[len_++] = static_cast<char>(t & 0xFF);
