@@ -35,7 +35,7 @@ struct Pool::Entry {
 bool Pool::tried(const Request& r, std::size_t e) { return e < r.tried.size() && r.tried[e]; }
 
 Pool::Pool(loop::Scheduler& sched, std::vector<EntrySpec> entries, PoolOptions opts)
-    : sched_(sched), opts_(std::move(opts)), retire_(sched) {
+    : sched_(sched), opts_(std::move(opts)), retire_(sched), deliver_timer_(sched) {
   std::stable_sort(entries.begin(), entries.end(),
                    [](const EntrySpec& a, const EntrySpec& b) { return a.priority < b.priority; });
   entries_.reserve(entries.size());
@@ -420,15 +420,26 @@ void Pool::finish(Request& r, std::size_t entry_index, Cause cause, std::string 
   r.outcome.response = std::move(response);
   r.outcome.entry_index = entry_index;
   r.outcome.attempts = r.attempts;
-  const Ticket t = r.ticket;
+  r.timer.disarm();
   // Deliver from the loop: the caller may be inside submit() or cancel().
-  r.timer.arm(loop::Duration::zero(), [this, t] {
+  // One zero-delay timer for every request settled in this pass, not one
+  // each: under a 500-query burst those were an event_add and event_del
+  // per answer on a timer heap thousands deep.
+  settled_.push_back(r.ticket);
+  if (!deliver_timer_.armed()) deliver_timer_.arm(loop::Duration::zero(), [this] { deliver_settled(); });
+}
+
+void Pool::deliver_settled() {
+  delivering_.swap(settled_);
+  for (const Ticket t : delivering_) {
+    // Gone: cancelled after it settled (cancel() removed it).
     auto it = requests_.find(t);
-    if (it == requests_.end()) return;
+    if (it == requests_.end()) continue;
     auto owned = requests_.extract(it);  // out of the table before its callback runs
     Request& r = owned.mapped();
     r.done(std::move(r.outcome));
-  });
+  }
+  delivering_.clear();
 }
 
 void Pool::cancel(Ticket t) {

@@ -205,7 +205,7 @@ class Pool {
     dns::Bytes best_error;
     int best_error_rank = -1;
     std::size_t best_error_index = 0;
-    loop::Timer timer;  // attempt budget, then the deferred delivery
+    loop::Timer timer;  // attempt budget
     std::uint32_t attempts = 0;
     Cause last_cause = Cause::ok;
     std::string last_detail;
@@ -237,6 +237,7 @@ class Pool {
   void add_entry(EntrySpec&& spec);
   void begin_drain(std::size_t e);
   void retire_drained();
+  void deliver_settled();
 
   loop::Scheduler& sched_;
   PoolOptions opts_;
@@ -252,6 +253,11 @@ class Pool {
   loop::Timer retire_;
   std::unordered_map<Ticket, Request> requests_;
   Ticket next_ticket_ = 1;
+  // Settled requests, delivered in settling order from one zero-delay timer
+  // (deliver_settled); a delivery may settle more, which wait for the next.
+  std::vector<Ticket> settled_;
+  std::vector<Ticket> delivering_;  // kept for its capacity
+  loop::Timer deliver_timer_;
 };
 
 }  // namespace nxdns::upstream
