@@ -248,6 +248,29 @@ TEST(Pool, CancelAfterCompletionButBeforeDeliverySuppressesTheCallback) {
   CHECK_FALSE(h.outcomes[0].has_value());
 }
 
+TEST(Pool, RequestsSettledInOnePassShareOneDeliveryTimerAndKeepTheirOrder) {
+  // One zero-delay timer for the pass, not one per request: under a
+  // 500-query burst those were an event_add and event_del per answer.
+  Harness h({0});
+  std::vector<int> order;
+  for (int i = 0; i < 10; ++i) {
+    dns::Bytes q{0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1};
+    h.pool->submit(std::move(q), [&order, i](upstream::PoolOutcome&& o) {
+      CHECK_TRUE(o.ok);
+      order.push_back(i);
+    });
+  }
+  const std::size_t armed = h.sched.pending();  // the ten attempt budgets
+  CHECK_TRUE(armed >= 10);
+  while (h.fakes[0]->answer_oldest()) {
+  }
+  CHECK_TRUE(order.empty());  // delivered from the loop, never inside the answer
+  LONGS_EQUAL(armed - 10 + 1, h.sched.pending());
+  h.sched.run_ready();
+  LONGS_EQUAL(10, order.size());
+  for (int i = 0; i < 10; ++i) LONGS_EQUAL(i, order[static_cast<std::size_t>(i)]);
+}
+
 TEST(Pool, AttemptReportsReachTheObserver) {
   std::vector<Cause> seen;
   upstream::PoolOptions o;
