@@ -132,6 +132,24 @@ TEST(CachingPool, JoinersBeyondTheBoundStartTheirOwnExchange) {
   for (int i = 0; i < 6; ++i) CHECK_TRUE(r.got[i]->ok);
 }
 
+TEST(CachingPool, WhenTheOlderOfTwoFlightsEndsNewClientsStillJoinTheNewer) {
+  // The join table views the newest flight's key: the older, full flight
+  // ending first must leave it pointing at live bytes (ASan's build checks).
+  CacheOptions o;
+  o.max_joiners = 1;
+  Rig r(o);
+  r.ask("www.example.test", 1);
+  r.ask("www.example.test", 2);  // joins the first flight, now full
+  r.ask("www.example.test", 3);  // a second flight
+  CHECK_EQUAL(2u, r.fake->started());
+  r.answer(0);  // the first flight ends; TTL 0 keeps the name uncached
+  r.ask("www.example.test", 4);
+  CHECK_EQUAL(2u, r.fake->started());  // joined the second flight
+  CHECK_EQUAL(2u, r.cache->stats().dedup_joins);
+  r.answer(0);
+  for (int i = 0; i < 4; ++i) CHECK_TRUE(r.got[i]->ok);
+}
+
 TEST(CachingPool, FirstClientsBudgetEndingDoesNotFailTheOthers) {
   CacheOptions o;
   o.exchange_budget = 5s;
