@@ -137,7 +137,7 @@ void DotSession::deferred_failure(Cause cause, std::string detail) {
 void DotSession::dial() {
   if (state_ != SessionState::closed) return;
   state_ = SessionState::connecting;
-  bio_ = nxdns_tls_bio{-1, 0, 0};
+  bio_ = nxdns_tls_bio{-1, 0, 0, 0};
   tls_version_.clear();
   server_keepalive_.reset();
   responses_ = 0;
@@ -189,6 +189,7 @@ void DotSession::dial() {
                      log::cat("connect to ", params_.address.to_string(), ": ", std::strerror(err)));
     return;
   }
+  if (!build_client_hello()) return;
   // Writable means the connect finished, one way or the other (SO_ERROR).
   set_write_interest(true);
   dial_timer_.arm(params_.dial_timeout, [this]() {
@@ -253,7 +254,7 @@ SessionEnd DotSession::close(Cause cause, std::string detail, bool send_close_no
     mbedtls_ssl_free(&ssl_);
     ssl_live_ = false;
   }
-  bio_ = nxdns_tls_bio{-1, 0, 0};
+  bio_ = nxdns_tls_bio{-1, 0, 0, 0};
   dial_timer_.disarm();
   idle_timer_.disarm();
   queued_.clear();

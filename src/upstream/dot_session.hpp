@@ -127,6 +127,9 @@ class DotSession {
   // How the current connection's handshake went (valid once established):
   // resumed from the upstream's stored ticket, or full.
   HandshakeKind handshake_kind() const { return handshake_kind_; }
+  // The ClientHello was built while the TCP connect was under way and waits
+  // in mbedTLS's output buffer for the connect to complete (see dial()).
+  bool client_hello_waiting() const { return bio_.hold_output != 0; }
   // The ticket store this slot shares with the upstream's other slots is
   // keyed by this.
   TlsPeerIdentity peer_identity() const;
@@ -188,6 +191,7 @@ class DotSession {
   void fail_tls(int ret, TlsPhase phase);
   std::string certificate_detail() const;
   void deferred_failure(Cause cause, std::string detail);
+  bool build_client_hello();
   void offer_ticket();
   void handshake_done();
   void keep_ticket();
@@ -210,7 +214,7 @@ class DotSession {
   bool write_armed_ = false;
   bool ssl_live_ = false;
   mbedtls_ssl_context ssl_;
-  nxdns_tls_bio bio_{-1, 0, 0};
+  nxdns_tls_bio bio_{-1, 0, 0, 0};
   loop::Timer dial_timer_;
   loop::Timer idle_timer_;
 

@@ -16,6 +16,7 @@
 
 extern "C" int nxdns_tls_bio_send(void* ctx, const unsigned char* buf, size_t len) {
   auto* bio = static_cast<nxdns_tls_bio*>(ctx);
+  if (bio->hold_output) return MBEDTLS_ERR_SSL_WANT_WRITE;
   for (;;) {
     // MSG_NOSIGNAL: a peer that reset the connection must show up as EPIPE
     // here, not as a SIGPIPE that kills the daemon.

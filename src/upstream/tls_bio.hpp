@@ -17,10 +17,15 @@ struct nxdns_tls_bio {
   int fd;
   int last_errno;  // errno of the last failed send/recv; 0 when none failed
   int peer_eof;    // recv() returned 0: the peer shut down its sending side
+  // Non-zero while the TCP connect is still under way: send reports
+  // MBEDTLS_ERR_SSL_WANT_WRITE without a syscall, so mbedTLS builds its
+  // ClientHello (the key share's scalar multiplication) during the SYN
+  // round trip and keeps it buffered until the connect completes.
+  int hold_output;
 };
 
 // mbedtls_ssl_send_t: bytes sent, MBEDTLS_ERR_SSL_WANT_WRITE when the socket
-// buffer is full, or MBEDTLS_ERR_NET_CONN_RESET / MBEDTLS_ERR_NET_SEND_FAILED
+// buffer is full or output is held, or MBEDTLS_ERR_NET_CONN_RESET / MBEDTLS_ERR_NET_SEND_FAILED
 // (with last_errno set). EINTR is retried here; SIGPIPE is never raised.
 int nxdns_tls_bio_send(void* ctx, const unsigned char* buf, size_t len);
 // mbedtls_ssl_recv_t: bytes received, 0 at EOF (peer_eof set),

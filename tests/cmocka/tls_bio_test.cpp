@@ -44,6 +44,7 @@ int g_send_calls = 0;
 int g_recv_calls = 0;
 int g_last_send_flags = 0;
 bool g_send_swallows_all = false;  // pretend every send fully succeeds
+unsigned char g_first_sent[6] = {};  // the first octets of the first send
 
 void inject_send(long ret, int err) {
   will_return(__wrap_send, ret);
@@ -58,16 +59,17 @@ int reset_counters(void**) {
   g_send_calls = g_recv_calls = 0;
   g_last_send_flags = 0;
   g_send_swallows_all = false;
+  std::memset(g_first_sent, 0, sizeof g_first_sent);
   return 0;
 }
 
-nxdns_tls_bio fresh_bio() { return nxdns_tls_bio{42, 0, 0}; }
+nxdns_tls_bio fresh_bio() { return nxdns_tls_bio{42, 0, 0, 0}; }
 
 }  // namespace
 
 extern "C" ssize_t __wrap_send(int fd, const void* buf, size_t len, int flags) {
-  (void)buf;
   assert_int_equal(fd, 42);
+  if (g_send_calls == 0) std::memcpy(g_first_sent, buf, len < sizeof g_first_sent ? len : sizeof g_first_sent);
   ++g_send_calls;
   g_last_send_flags = flags;
   if (g_send_swallows_all) return static_cast<ssize_t>(len);
@@ -284,7 +286,7 @@ struct BareClient {
   mbedtls_ctr_drbg_context drbg;
   mbedtls_ssl_config conf;
   mbedtls_ssl_context ssl;
-  nxdns_tls_bio bio = nxdns_tls_bio{42, 0, 0};
+  nxdns_tls_bio bio = nxdns_tls_bio{42, 0, 0, 0};
 
   BareClient() {
 #if MBEDTLS_VERSION_MAJOR >= 3 && defined(MBEDTLS_PSA_CRYPTO_C)
@@ -342,6 +344,29 @@ static void handshake_reset_names_the_errno(void**) {
   assert_non_null(std::strstr(f.detail.c_str(), "reset"));
 }
 
+// While the connect is under way the BIO holds output: mbedTLS builds the
+// whole ClientHello and keeps it, no syscall is made, and the first step
+// after the connect sends it (a handshake record whose message is a
+// ClientHello) before reading the server's flight.
+static void held_output_keeps_the_client_hello_until_released(void**) {
+  BareClient c;
+  c.bio.hold_output = 1;
+  int ret = mbedtls_ssl_handshake(&c.ssl);
+  assert_true(tls_step(ret) == TlsStep::want_write);
+  assert_int_equal(g_send_calls, 0);
+  assert_int_equal(g_recv_calls, 0);
+
+  c.bio.hold_output = 0;
+  g_send_swallows_all = true;
+  inject_recv(-1, EAGAIN);
+  ret = mbedtls_ssl_handshake(&c.ssl);
+  assert_true(tls_step(ret) == TlsStep::want_read);
+  assert_true(g_send_calls >= 1);
+  assert_int_equal(g_first_sent[0], 0x16);  // TLS record type handshake (RFC 8446 §5.1)
+  assert_int_equal(g_first_sent[5], 0x01);  // handshake type client_hello (§4)
+  assert_int_equal(c.bio.last_errno, 0);
+}
+
 static void handshake_send_blocked_is_want_write(void**) {
   BareClient c;
   inject_send(-1, EAGAIN);
@@ -372,6 +397,7 @@ int main() {
       cmocka_unit_test_setup(handshake_waits_on_eagain_then_fails_on_eof, reset_counters),
       cmocka_unit_test_setup(handshake_reset_names_the_errno, reset_counters),
       cmocka_unit_test_setup(handshake_send_blocked_is_want_write, reset_counters),
+      cmocka_unit_test_setup(held_output_keeps_the_client_hello_until_released, reset_counters),
   };
   return cmocka_run_group_tests_name("tls_bio", tests, nullptr, nullptr);
 }

@@ -302,7 +302,7 @@ class DotTestServer {
     bool write_armed = false;
     mbedtls_ssl_context ssl;
     bool ssl_live = false;
-    nxdns_tls_bio bio{-1, 0, 0};
+    nxdns_tls_bio bio{-1, 0, 0, 0};
     dns::Bytes in;
     dns::Bytes out;
     std::size_t queries = 0;
