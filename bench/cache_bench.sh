@@ -43,7 +43,7 @@ awk '{print $2, $3}' "$WORK/trace.txt" | sort -u >"$WORK/names.txt"
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 queries() { stat "$WORK/up.stats" queries; }
 
-printf '%-8s %-8s %9s %12s %8s %8s %10s %10s %10s\n' server prefetch hit_ratio upstream/1k p50_ms p99_ms cached_qps rss_base rss_full
+printf '%-8s %-8s %9s %12s %8s %8s %8s %10s %10s %10s %8s\n' server prefetch hit_ratio upstream/1k p50_ms p99_ms refused cached_qps rss_base rss_full filled
 port=5400
 for prefetch in false true; do
   for kind in nxdns unbound; do
@@ -56,23 +56,31 @@ for prefetch in false true; do
     sent=$(echo "$json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["sent"])')
     p50=$(echo "$json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["p50_ms"])')
     p99=$(echo "$json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["p99_ms"])')
+    # A REFUSED answer costs no upstream exchange: it would pass for a hit.
+    refused=$(echo "$json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["rcodes"].get("5", 0))')
     echo "$json" >"$WORK/$kind-$prefetch.replay.json"
     # Cached-answer QPS: warm the trace's names, then dnsperf over them.
     dnsperf -s "$ADDR" -p "$port" -d "$WORK/names.txt" -l 2 -c 1 -T 1 -q 100 >/dev/null 2>&1 || true
+    # NOERROR answers per second (dnsperf's QPS counts every rcode).
     qps=$(dnsperf -s "$ADDR" -p "$port" -d "$WORK/names.txt" -l "$SECONDS_QPS" -c 1 -T 1 -q 100 2>&1 |
-          awk '/Queries per second/ {print $4}')
+          awk '/Queries completed/ {c = $3} /Response codes:/ {for (i = 1; i <= NF; i++) if ($i == "NOERROR") n = $(i + 1)}
+               /Queries per second/ {q = $4} END {printf "%.0f", (c > 0 ? q * n / c : 0)}')
     # RSS with a full cache: 100k unique names (once per server: prefetch
     # does not change what a full cache holds).
-    full=0
+    full=0 filled=-
     if [ "$prefetch" = false ]; then
       [ -s "$WORK/fill.txt" ] || seq 1 100000 | awk '{print "fill" $1 ".rss.test A"}' >"$WORK/fill.txt"
       # 50 outstanding: below the listener's 64-in-flight cap (REFUSED beyond).
       dnsperf -s "$ADDR" -p "$port" -d "$WORK/fill.txt" -n 1 -c 1 -T 1 -q 50 >"$WORK/$kind.fill.txt" 2>&1 || true
       full=$(rss_kb "$SRV_PID")
+      filled=$(sed -n 's/.*Response codes:.*NOERROR \([0-9]*\).*/\1/p' "$WORK/$kind.fill.txt" | head -n1)
     fi
     kill "$SRV_PID"; wait "$SRV_PID" 2>/dev/null || true
     awk -v k="$kind" -v pf="$prefetch" -v s="$sent" -v e="$ex" -v p50="$p50" -v p99="$p99" -v q="$qps" -v b="$base" -v f="$full" \
-      'BEGIN { printf "%-8s %-8s %9.4f %12.1f %8s %8s %10s %9dk %9dk\n", k, pf, 1 - e / s, 1000 * e / s, p50, p99, q, b, f }'
+      -v r="$refused" -v fl="${filled:--}" \
+      'BEGIN { printf "%-8s %-8s %9.4f %12.1f %8s %8s %8s %10s %9dk %9dk %8s\n", k, pf, 1 - e / s, 1000 * e / s, p50, p99, r, q, b, f, fl }'
   done
 done
+echo "refused = REFUSED answers in the replay (none expected: a REFUSED would pass for a hit); cached_qps = NOERROR answers/s;"
+echo "filled = NOERROR answers of the 100k-name fill (rss_full is only a full cache when it is ~100000)"
 echo "load during the run: $(cut -d' ' -f1-3 /proc/loadavg) (nproc $(nproc))"

@@ -82,10 +82,14 @@ run() {
   read -r u0 s0 < <(user_sys_ticks "${pids[$i]}")
   out=$(dnsperf -s "$ADDR" -p "${ports[$i]}" -d "$WORK/names.txt" -l "$SECONDS_QPS" "${args[@]}" 2>&1)
   read -r u1 s1 < <(user_sys_ticks "${pids[$i]}")
-  local q a
-  q=$(awk '/Queries per second/ {print $4}' <<<"$out")
-  a=$(awk '/Queries completed/ {print $3}' <<<"$out")
-  runs[$mode,${labels[$i]}]+="${q:-0}:${a:-0}:$((u1 + s1 - u0 - s0)):$((u1 - u0)) "
+  # Only NOERROR answers count (QPS and capacity alike): a REFUSED or
+  # SERVFAIL is not a cached answer, and the share is printed beside.
+  local q a c
+  c=$(awk '/Queries completed/ {print $3}' <<<"$out")
+  a=$(sed -n 's/.*Response codes:.*NOERROR \([0-9]*\).*/\1/p' <<<"$out" | head -n1)
+  q=$(awk -v qps="$(awk '/Queries per second/ {print $4}' <<<"$out")" -v a="${a:-0}" -v c="${c:-0}" \
+    'BEGIN { print (c > 0 ? qps * a / c : 0) }')
+  runs[$mode,${labels[$i]}]+="${q:-0}:${a:-0}:$((u1 + s1 - u0 - s0)):$((u1 - u0)):${c:-0} "
 }
 modes=(open paced)
 $SATURATE && modes+=(sat)
@@ -97,25 +101,27 @@ done
 # Per round: qps, CPU-s per 1,000 answers, answers per CPU-second; the
 # median of each over the rounds.
 median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
-field() {  # MODE LABEL COLUMN(qps|cpu|cap|user)
+field() {  # MODE LABEL COLUMN(qps|cpu|cap|user|noerr)
   local x
   for x in ${runs[$1,$2]}; do
     awk -F: -v c="$3" -v tick="$TICK" '{ s = $3 / tick
       if (c == "qps") print $1; else if (c == "cpu") print ($2 > 0 ? 1000 * s / $2 : 0)
-      else if (c == "user") print ($3 > 0 ? 100 * $4 / $3 : 0); else print (s > 0 ? $2 / s : 0) }' <<<"$x"
+      else if (c == "user") print ($3 > 0 ? 100 * $4 / $3 : 0)
+      else if (c == "noerr") print ($5 > 0 ? 100 * $2 / $5 : 0); else print (s > 0 ? $2 / s : 0) }' <<<"$x"
   done | tr '\n' ' '
 }
-printf '%-6s %-9s %11s %9s %14s %6s %16s %9s  %s\n' run server "median QPS" "x unbound" "CPU-ms/1000 a" "user%" "answers/CPU-s" "x unbound" "rounds (QPS)"
+printf '%-6s %-9s %8s %11s %9s %14s %6s %16s %9s  %s\n' run server "NOERROR%" "median QPS" "x unbound" "CPU-ms/1000 a" "user%" "answers/CPU-s" "x unbound" "rounds (QPS)"
 for mode in "${modes[@]}"; do
   ubq=$(field "$mode" unbound qps | median) ubc=$(field "$mode" unbound cap | median)
   for l in "${labels[@]}"; do
     mq=$(field "$mode" "$l" qps | median) mc=$(field "$mode" "$l" cpu | median) mk=$(field "$mode" "$l" cap | median)
-    mu=$(field "$mode" "$l" user | median)
+    mu=$(field "$mode" "$l" user | median) mn=$(field "$mode" "$l" noerr | median)
     # (parenthesised: a bare ">" after awk's print redirects to a file)
-    printf '%-6s %-9s %11.0f %9.2f %14.1f %6.0f %16.0f %9.2f  %s\n' "$mode" "$l" "$mq" "$(awk -v a="$mq" -v b="$ubq" 'BEGIN {print (b > 0 ? a / b : 0)}')" \
+    printf '%-6s %-9s %8.2f %11.0f %9.2f %14.1f %6.0f %16.0f %9.2f  %s\n' "$mode" "$l" "$mn" "$mq" "$(awk -v a="$mq" -v b="$ubq" 'BEGIN {print (b > 0 ? a / b : 0)}')" \
       "$(awk -v c="$mc" 'BEGIN {print c * 1000}')" "$mu" "$mk" "$(awk -v a="$mk" -v b="$ubc" 'BEGIN {print (b > 0 ? a / b : 0)}')" "$(field "$mode" "$l" qps)"
   done
 done
+echo "QPS and answers count NOERROR answers only (NOERROR% = their share of the completed queries, median round)"
 echo "CPU = utime+stime of the server process (/proc/PID/stat, all threads, CLK_TCK $TICK) over each dnsperf run (user% = utime's share); capacity = answers / that CPU; medians over the rounds"
 echo "runs: open = dnsperf -c 1 -T 1 -q 100; paced = the same with -Q $PACED_QPS (same offered load for each server)$($SATURATE && echo "; sat = dnsperf -c 2 -T 2 -q 200")"
 echo "fixture exchanges: $(stat "$WORK/up.stats" queries) (the warm-up misses: $NAMES per server)"

@@ -26,8 +26,6 @@ require_program callgrind_control "Debian: valgrind"
 # shellcheck source=cache_lib.sh
 source "$HERE/cache_lib.sh"
 cache_bench_upstream
-NX_CACHE_EXTRA='client_limits:
-  queries_per_second: 0'
 SRV_WRAP=(valgrind --tool=callgrind "--callgrind-out-file=$WORK/callgrind.out")
 start_server nxdns 5399 false
 awk 'BEGIN { for (i = 0; i < 1000; i++) printf "warm%d.perf.test A\n", i }' >"$WORK/warm"

@@ -10,9 +10,9 @@
 # figure does not depend on how busy the machine is), and the load average.
 # Loopback only.
 #   bash bench/outstanding_500.sh BUILD_DIR [--seconds S] [--rounds N] [--peers "unbound kresd"]
-# nxdns runs with client_limits.queries_per_second 0: dnsperf's 10 clients
-# share one source address, which the per-client rate limit (300/s) would
-# otherwise refuse (docs/reference/config.md, client_limits).
+# nxdns runs with client_limits.queries_per_second 0 (bench/cache_lib.sh):
+# dnsperf's 10 clients share one source address, which the per-client rate
+# limit (300/s) would otherwise refuse (docs/reference/config.md, client_limits).
 HERE=$(cd "$(dirname "$0")" && pwd)
 BUILD=${1:?usage: $0 BUILD_DIR [--seconds S] [--rounds N] [--peers LIST]}
 shift
@@ -37,8 +37,6 @@ done
 # shellcheck source=cache_lib.sh
 source "$HERE/cache_lib.sh"  # and bench/lib.sh: cpu_ticks, server_start (kresd)
 cache_bench_upstream
-NX_CACHE_EXTRA='client_limits:
-  queries_per_second: 0'
 HZ=$(getconf CLK_TCK)
 
 start_peer() {  # KIND PORT -> SRV_PID
