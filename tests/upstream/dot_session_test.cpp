@@ -5,6 +5,8 @@
 
 #include <event2/event.h>
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -39,41 +41,35 @@ struct Recorder : DotSession::Listener {
 
 }  // namespace
 
-TEST_GROUP(DotSession) {
-  nxdns::loop::EventBasePtr base;
-  std::unique_ptr<nxdns::loop::LoopScheduler> sched;
-  std::unique_ptr<nxdns::test::LoopDriver> driver;
-  std::unique_ptr<nxdns::test::TestPki> pki;
-  std::unique_ptr<nxdns::test::TempFile> ca;
-  std::unique_ptr<nxdns::test::DotTestServer> server;
+// Declared in the order they are built; destroyed in reverse, the session's
+// TLS config and the server before the loop they use.
+struct SessionBench {
+  nxdns::loop::EventBasePtr base{event_base_new()};
+  nxdns::loop::LoopScheduler sched{base.get()};
+  nxdns::test::LoopDriver driver{base.get()};
+  nxdns::test::TestPki pki{"dot.test"};
+  nxdns::test::TempFile ca{pki.ca_pem};
+  std::unique_ptr<nxdns::test::DotTestServer> server = std::make_unique<nxdns::test::DotTestServer>(base.get(), pki);
   std::unique_ptr<TlsClientConfig> tls;
+};
+
+TEST_GROUP(DotSession) {
+  std::unique_ptr<SessionBench> env;
 
   void setup() override {
-    base.reset(event_base_new());
-    sched = std::make_unique<nxdns::loop::LoopScheduler>(base.get());
-    driver = std::make_unique<nxdns::test::LoopDriver>(base.get());
-    pki = std::make_unique<nxdns::test::TestPki>("dot.test");
-    ca = std::make_unique<nxdns::test::TempFile>(pki->ca_pem);
-    server = std::make_unique<nxdns::test::DotTestServer>(base.get(), *pki);
+    env = std::make_unique<SessionBench>();
     std::string err;
-    tls = TlsClientConfig::create(ca->path(), &err);
-    if (!tls) FAIL(err.c_str());
+    env->tls = TlsClientConfig::create(env->ca.path(), &err);
+    if (!env->tls) FAIL(err.c_str());
   }
-  void teardown() override {
-    tls.reset();
-    server.reset();
-    ca.reset();
-    pki.reset();
-    driver.reset();
-    sched.reset();
-    base.reset();
-  }
-  DotSessionParams params() const {
+  void teardown() override { env.reset(); }
+  DotSessionParams params(std::uint16_t port) const {
     DotSessionParams p;
-    p.address = *nxdns::net::make_endpoint("127.0.0.1", server->port());
+    p.address = *nxdns::net::make_endpoint("127.0.0.1", port);
     p.tls_name = "dot.test";
     return p;
   }
+  bool run_until(const std::function<bool()>& pred) { return env->driver.until(pred, 5000); }
 };
 
 // The ClientHello (on TLS 1.3 with its X25519 key share) is computed inside
@@ -83,11 +79,11 @@ TEST_GROUP(DotSession) {
 // connect completes and the handshake finishes as before.
 TEST(DotSession, TheClientHelloIsBuiltWhileTheConnectIsUnderWayAndSentOnceConnected) {
   Recorder rec;
-  DotSession s(base.get(), *sched, *tls, params(), rec, 0);
+  DotSession s(env->base.get(), env->sched, *env->tls, params(env->server->port()), rec, 0);
   s.dial();
   CHECK(s.state() == SessionState::connecting);
   CHECK_TRUE(s.client_hello_waiting());
-  CHECK_TRUE(driver->until([&] { return rec.ready > 0 || rec.closed > 0; }, 5000));
+  CHECK_TRUE(run_until([&] { return rec.ready > 0 || rec.closed > 0; }));
   LONGS_EQUAL(0, rec.closed);
   LONGS_EQUAL(1, rec.ready);
   CHECK(s.state() == SessionState::ready);
@@ -98,16 +94,13 @@ TEST(DotSession, TheClientHelloIsBuiltWhileTheConnectIsUnderWayAndSentOnceConnec
 // refuse inside connect()) is reported from the loop as a connect failure,
 // and nothing stays held.
 TEST(DotSession, ARefusedConnectWithAHeldHelloFailsAsAConnectFailure) {
-  const std::uint16_t port = server->port();
-  server.reset();  // nothing listens there any more
-  DotSessionParams p;
-  p.address = *nxdns::net::make_endpoint("127.0.0.1", port);
-  p.tls_name = "dot.test";
+  const std::uint16_t port = env->server->port();
+  env->server.reset();  // nothing listens there any more
   Recorder rec;
-  DotSession s(base.get(), *sched, *tls, p, rec, 0);
+  DotSession s(env->base.get(), env->sched, *env->tls, params(port), rec, 0);
   s.dial();
   LONGS_EQUAL(0, rec.closed);  // never from inside dial()
-  CHECK_TRUE(driver->until([&] { return rec.closed > 0; }, 5000));
+  CHECK_TRUE(run_until([&] { return rec.closed > 0; }));
   CHECK(s.state() == SessionState::closed);
   CHECK_FALSE(s.client_hello_waiting());
   CHECK(rec.closed_detail.find("connect to 127.0.0.1") != std::string::npos);
