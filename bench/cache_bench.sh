@@ -62,9 +62,8 @@ for prefetch in false true; do
     # Cached-answer QPS: warm the trace's names, then dnsperf over them.
     dnsperf -s "$ADDR" -p "$port" -d "$WORK/names.txt" -l 2 -c 1 -T 1 -q 100 >/dev/null 2>&1 || true
     # NOERROR answers per second (dnsperf's QPS counts every rcode).
-    qps=$(dnsperf -s "$ADDR" -p "$port" -d "$WORK/names.txt" -l "$SECONDS_QPS" -c 1 -T 1 -q 100 2>&1 |
-          awk '/Queries completed/ {c = $3} /Response codes:/ {for (i = 1; i <= NF; i++) if ($i == "NOERROR") n = $(i + 1)}
-               /Queries per second/ {q = $4} END {printf "%.0f", (c > 0 ? q * n / c : 0)}')
+    dnsperf -s "$ADDR" -p "$port" -d "$WORK/names.txt" -l "$SECONDS_QPS" -c 1 -T 1 -q 100 >"$WORK/$kind-$prefetch.qps.txt" 2>&1
+    qps=$(dnsperf_noerror_qps "$WORK/$kind-$prefetch.qps.txt")
     # RSS with a full cache: 100k unique names (once per server: prefetch
     # does not change what a full cache holds).
     full=0 filled=-
@@ -73,7 +72,7 @@ for prefetch in false true; do
       # 50 outstanding: below the listener's 64-in-flight cap (REFUSED beyond).
       dnsperf -s "$ADDR" -p "$port" -d "$WORK/fill.txt" -n 1 -c 1 -T 1 -q 50 >"$WORK/$kind.fill.txt" 2>&1 || true
       full=$(rss_kb "$SRV_PID")
-      filled=$(sed -n 's/.*Response codes:.*NOERROR \([0-9]*\).*/\1/p' "$WORK/$kind.fill.txt" | head -n1)
+      filled=$(dnsperf_rcode "$WORK/$kind.fill.txt" NOERROR)
     fi
     kill "$SRV_PID"; wait "$SRV_PID" 2>/dev/null || true
     awk -v k="$kind" -v pf="$prefetch" -v s="$sent" -v e="$ex" -v p50="$p50" -v p99="$p99" -v q="$qps" -v b="$base" -v f="$full" \

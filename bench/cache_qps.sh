@@ -80,15 +80,15 @@ run() {
   esac
   local u0 s0 u1 s1 out
   read -r u0 s0 < <(user_sys_ticks "${pids[$i]}")
-  out=$(dnsperf -s "$ADDR" -p "${ports[$i]}" -d "$WORK/names.txt" -l "$SECONDS_QPS" "${args[@]}" 2>&1)
+  out=$WORK/perf.txt
+  dnsperf -s "$ADDR" -p "${ports[$i]}" -d "$WORK/names.txt" -l "$SECONDS_QPS" "${args[@]}" >"$out" 2>&1
   read -r u1 s1 < <(user_sys_ticks "${pids[$i]}")
   # Only NOERROR answers count (QPS and capacity alike): a REFUSED or
   # SERVFAIL is not a cached answer, and the share is printed beside.
   local q a c
-  c=$(awk '/Queries completed/ {print $3}' <<<"$out")
-  a=$(sed -n 's/.*Response codes:.*NOERROR \([0-9]*\).*/\1/p' <<<"$out" | head -n1)
-  q=$(awk -v qps="$(awk '/Queries per second/ {print $4}' <<<"$out")" -v a="${a:-0}" -v c="${c:-0}" \
-    'BEGIN { print (c > 0 ? qps * a / c : 0) }')
+  c=$(awk '/Queries completed/ {print $3}' "$out")
+  a=$(dnsperf_rcode "$out" NOERROR)
+  q=$(dnsperf_noerror_qps "$out")
   runs[$mode,${labels[$i]}]+="${q:-0}:${a:-0}:$((u1 + s1 - u0 - s0)):$((u1 - u0)):${c:-0} "
 }
 modes=(open paced)

@@ -38,5 +38,5 @@ kill -TERM "$SRV_PID"; wait "$SRV_PID" 2>/dev/null || true
 echo "== nxdns under callgrind: $N unique names, dnsperf -c 10 -q $Q, one DoT fixture (loopback)"
 grep -E "Queries (completed|lost)|Response codes" "$WORK/run.perf"
 echo "fixture connections accepted during the run: $(( $(stat "$WORK/up.stats" accepts) - acc0 ))"
-noerr=$(sed -n 's/.*Response codes:.*NOERROR \([0-9]*\).*/\1/p' "$WORK/run.perf" | head -n1)
+noerr=$(dnsperf_rcode "$WORK/run.perf" NOERROR)
 python3 "$HERE/callgrind_per_answer.py" "$WORK/callgrind.out" "${noerr:-1}" "$TOP"

@@ -220,6 +220,16 @@ fixture_tls() {  # fixture_tls STATS_FILE -> "1.3" | "1.2" | "?"
   else echo "?"; fi
 }
 
+# dnsperf_rcode FILE RCODE -> answers with that rcode in a dnsperf report
+# ("" when none).
+dnsperf_rcode() { sed -n "s/.*Response codes:.*$2 \([0-9]*\).*/\1/p" "$1" | head -n1; }
+# dnsperf_noerror_qps FILE -> NOERROR answers per second of a dnsperf report
+# (its "Queries per second" counts every rcode).
+dnsperf_noerror_qps() {
+  awk -v n="$(dnsperf_rcode "$1" NOERROR)" '/Queries completed/ {c = $3} /Queries per second/ {q = $4}
+    END {printf "%.0f", (c > 0 ? q * n / c : 0)}' "$1"
+}
+
 jfield() {  # jfield JSON KEY -> numeric value
   sed -n "s/.*\"$2\":\([0-9.]*\).*/\1/p" <<<"$1" | head -n1
 }

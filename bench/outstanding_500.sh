@@ -70,8 +70,8 @@ for round in $(seq 1 "$ROUNDS"); do
     sent=$(sed -n 's/.*Queries sent:[[:space:]]*\([0-9]*\).*/\1/p' "$out" | head -n1)
     lost=$(sed -n 's/.*Queries lost:[[:space:]]*\([0-9]*\).*/\1/p' "$out" | head -n1)
     rt=$(sed -n 's/.*Run time (s):[[:space:]]*\([0-9.]*\).*/\1/p' "$out" | head -n1)
-    rc_of() { sed -n "s/.*Response codes:.*$1 \([0-9]*\).*/\1/p" "$out" | head -n1; }
-    noerr=$(rc_of NOERROR); refused=$(rc_of REFUSED); servfail=$(rc_of SERVFAIL)
+    noerr=$(dnsperf_rcode "$out" NOERROR); refused=$(dnsperf_rcode "$out" REFUSED)
+    servfail=$(dnsperf_rcode "$out" SERVFAIL)
     awk -v k="$kind" -v rd="$round" -v s="${sent:-0}" -v n="${noerr:-0}" -v r="${refused:-0}" -v f="${servfail:-0}" \
       -v l="${lost:-0}" -v rt="${rt:-0}" -v la="$load" -v hz="$HZ" -v sc="$((srv1 - srv0))" -v fc="$((fix1 - fix0))" \
       -v pc="${perf_ticks:-0}" -v res="$RESULTS" -v ac="$((acc1 - acc0))" 'BEGIN {
