@@ -18,56 +18,55 @@
 using namespace nxdns;
 using upstream::Cause;
 
-TEST_GROUP_BASE(DohTransportRetry, test::DohPoolFixture){};
+TEST_GROUP_BASE(DohTransportRetry, test::DohPoolFixture) {
+  // Two queries through nghttpx (HTTP/2) behind a relay that ends the
+  // connection, idle for 300 ms, when the second request arrives (relay
+  // flag `how`). Returns the second query's outcome, checked to answer
+  // `name`; both queries must count as ok, the upstream stays healthy.
+  upstream::PoolOutcome query_across_idle_end(const char* how, const std::string& name) {
+    const auto backend = start_fixture({}, true);
+    const auto h2 = start_h2_front(backend);
+    const auto port = start_relay(h2, 0, {how, "300"});
+    make_pool(options(port));
+    CHECK_TRUE(pool_query(1, "before-" + name).ok);
+    run_for(600);
+    auto second = pool_query(2, name);
+    if (!second.ok) FAIL(log::cat(how, ": ", describe(second.cause), ": ", second.detail).c_str());
+    CHECK_TRUE(answers_name(second.response, name));
+    STRCMP_EQUAL("HTTP/2", dp.doh->http_version().c_str());
+    // Not the upstream's failure: no health mark, one attempt, both ok.
+    const auto s = dp.snap();
+    CHECK_TRUE(s.health == upstream::HealthState::healthy);
+    LONGS_EQUAL(0, s.consecutive_failures);
+    LONGS_EQUAL(2, s.outcomes[static_cast<std::size_t>(Cause::ok)]);
+    LONGS_EQUAL(1, second.attempts);
+    return second;
+  }
+};
 
 TEST(DohTransportRetry, Http2ConnectionClosedWhileIdleIsRecoveredByOneRedial) {
   REQUIRE_FIXTURES();
   REQUIRE_NGHTTPX();
-  const auto backend = start_fixture({}, true);
-  const auto h2 = start_h2_front(backend);
-  // The relay closes a connection idle for 300 ms when the client's next
-  // request arrives: the request went out on a reused connection and EOF
-  // comes back before any answer byte. curl 7.88 fails the HTTP/2 stream;
-  // only our redial saves the query.
-  const auto port = start_relay(h2, 0, {"--close-when-idle-ms", "300"});
-  make_pool(options(port));
-  const auto first = pool_query(1, "before-idle.example");
-  CHECK_TRUE(first.ok);
-  run_for(600);
-  const auto second = pool_query(2, "after-idle.example");
-  if (!second.ok) FAIL(log::cat("after idle close: ", describe(second.cause), ": ", second.detail).c_str());
-  CHECK_TRUE(answers_name(second.response, "after-idle.example"));
+  // The request went out on a reused connection and EOF comes back before
+  // any answer byte. curl 7.88 fails the HTTP/2 stream; only our redial
+  // saves the query.
+  query_across_idle_end("--close-when-idle-ms", "after-idle.example");
   const auto st = dp.doh->stats();
   LONGS_EQUAL(2, st.connections_new);
   LONGS_EQUAL(1, st.redials);
   LONGS_EQUAL(1, st.reuse_recoveries);
-  STRCMP_EQUAL("HTTP/2", dp.doh->http_version().c_str());
-  // Not the upstream's failure: no health mark, one attempt, both ok.
-  const auto s = dp.snap();
-  CHECK_TRUE(s.health == upstream::HealthState::healthy);
-  LONGS_EQUAL(0, s.consecutive_failures);
-  LONGS_EQUAL(2, s.outcomes[static_cast<std::size_t>(Cause::ok)]);
-  LONGS_EQUAL(1, second.attempts);
 }
 
 TEST(DohTransportRetry, Http2ConnectionResetWhileIdleCostsNoFailure) {
   REQUIRE_FIXTURES();
   REQUIRE_NGHTTPX();
-  const auto backend = start_fixture({}, true);
-  const auto h2 = start_h2_front(backend);
   // The other end of the same race: the server's kernel answers the request
   // with a RST. curl resends by itself when it reads ECONNRESET before any
   // byte (the transfer then counts a connect of its own), or fails the
   // stream when the send saw the reset first, and our redial resends it:
   // which one depends on the scheduler. Either way exactly one fresh
-  // connection, no failure, and a redial only ever counted with its recovery.
-  const auto port = start_relay(h2, 0, {"--reset-when-idle-ms", "300"});
-  make_pool(options(port));
-  CHECK_TRUE(pool_query(1, "before-reset.example").ok);
-  run_for(600);
-  const auto second = pool_query(2, "after-reset.example");
-  if (!second.ok) FAIL(log::cat("after idle reset: ", describe(second.cause), ": ", second.detail).c_str());
-  CHECK_TRUE(answers_name(second.response, "after-reset.example"));
+  // connection, and a redial only ever counted with its recovery.
+  query_across_idle_end("--reset-when-idle-ms", "after-reset.example");
   const auto st = dp.doh->stats();
   UT_PRINT(log::cat("HTTP/2 idle reset: redials ", st.redials, ", recoveries ", st.reuse_recoveries,
                     ", connections ", st.connections_new)
@@ -75,11 +74,6 @@ TEST(DohTransportRetry, Http2ConnectionResetWhileIdleCostsNoFailure) {
   LONGS_EQUAL(2, st.connections_new);
   CHECK_TRUE(st.redials <= 1);
   LONGS_EQUAL(st.redials, st.reuse_recoveries);
-  const auto s = dp.snap();
-  CHECK_TRUE(s.health == upstream::HealthState::healthy);
-  LONGS_EQUAL(0, s.consecutive_failures);
-  LONGS_EQUAL(2, s.outcomes[static_cast<std::size_t>(Cause::ok)]);
-  LONGS_EQUAL(1, second.attempts);
 }
 
 TEST(DohTransportRetry, Http1ConnectionClosedWhileIdleCostsNoFailureEither) {
