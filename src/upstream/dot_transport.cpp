@@ -79,6 +79,7 @@ TransportStats DotTransport::stats() const {
   st.reuse_recoveries = reuse_recoveries_;
   st.requeued = requeued_;
   st.resent = resent_;
+  st.hedged = hedged_;
   st.pipelining = verdict();
   st.tls_version = tls_version_;
   st.handshakes = tls_->handshake_stats();
@@ -240,7 +241,46 @@ void DotTransport::on_session_ready(DotSession& s) {
   ++connections_new_;
   tls_version_ = s.tls_version();
   log::debug("dot ", opts_.label, ": session ", s.index(), " established (", tls_version_, ")");
+  hedge_onto(s);
   arm_headroom();  // deferred while this was the only session coming up
+}
+
+void DotTransport::hedge_onto(DotSession& ready) {
+  // A cold burst before any verdict is spread over parallel dials, because
+  // a serial upstream would answer one deep line one query at a time. On the
+  // far more common upstream that pipelines, the spread makes the burst
+  // wait for the last of its handshakes, and those queue behind each other
+  // on both ends (public-key arithmetic on one thread): +0.6 on the
+  // first-burst ratio (docs/performance.md). So the first session up also
+  // carries a copy of everything still waiting on the others' handshakes:
+  // a pipelining upstream answers the whole burst on it one round trip
+  // later, a serial one is still answered by the spread. The cost, once per
+  // verdict lifetime: the upstream may answer those exchanges twice.
+  if (verdict() != PipeliningVerdict::unknown || one_at_a_time_) return;
+  std::uint64_t copied = 0;
+  for (std::size_t i = 0; i < opts_.max_sessions; ++i) {
+    DotSession& o = *sessions_[i];
+    if (&o == &ready || o.established() || !o.open()) continue;
+    for (const auto& u : o.unanswered()) {
+      if (ready.load() >= dot_pipeline_depth) break;
+      const auto it = live_.find(u.id);
+      if (it == live_.end()) continue;
+      Exchange& ex = it->second;
+      if (ex.session != &o || ex.duplicate || ex.resent || ex.hedged) continue;
+      const std::uint64_t answers_before = ready.responses();
+      std::string why;
+      if (!enqueue_copy(u.id, ex, ready, &why)) break;  // no wire ID: the originals still go
+      ex.duplicate = &ready;
+      ex.duplicate_reused = true;
+      ex.duplicate_answers_before = answers_before;
+      ex.hedged = true;
+      ++copied;
+    }
+  }
+  if (copied == 0) return;
+  hedged_ += copied;
+  log::debug("dot ", opts_.label, ": session ", ready.index(), " up first; it also carries ", copied,
+             " exchange(s) waiting on other handshakes");
 }
 
 bool DotTransport::any_session_ready(const DotSession* except) const {

@@ -83,6 +83,9 @@ class DotTransport final : public Transport, private DotSession::Listener {
   // Exchanges sent a second time on another session (at most once each)
   // because theirs proved serial; the first answer wins.
   std::uint64_t resent() const { return resent_; }
+  // Exchanges copied onto the first session up of a cold burst while their
+  // own were still handshaking, before any verdict (hedge_onto()).
+  std::uint64_t hedged() const { return hedged_; }
   PipeliningVerdict verdict() const { return detector_.verdict(sched_.now()); }
   // How many sessions placement may have open now (see connection_cap_recovery).
   std::size_t allowed_open() const;
@@ -104,6 +107,11 @@ class DotTransport final : public Transport, private DotSession::Listener {
     bool duplicate_reused = false;
     std::uint64_t duplicate_answers_before = 0;
     bool resent = false;  // its one re-send is spent
+    // Its copy on the first session up of a cold burst (hedge_onto()) was
+    // made. Not its re-send: if the hedge's session dies, the exchange is
+    // back to one copy and may still get its one re-send. Never more than
+    // two copies at once.
+    bool hedged = false;
     unsigned unwritten_replacements = 0;
   };
 
@@ -124,6 +132,7 @@ class DotTransport final : public Transport, private DotSession::Listener {
   void place(ExchangeId id, Exchange& ex, DotSession& s);
   std::optional<std::uint16_t> enqueue_copy(ExchangeId id, Exchange& ex, DotSession& s, std::string* why);
   void observe_answer(DotSession& s);
+  void hedge_onto(DotSession& ready);
   void note_close_request(DotSession& s);
   void resend_serial_tails();
   bool add_duplicate(ExchangeId id, Exchange& ex, std::size_t exclude);
@@ -161,6 +170,7 @@ class DotTransport final : public Transport, private DotSession::Listener {
   std::uint64_t reuse_recoveries_ = 0;
   std::uint64_t requeued_ = 0;
   std::uint64_t resent_ = 0;
+  std::uint64_t hedged_ = 0;
   std::string tls_version_;
 
   PipeliningDetector detector_;

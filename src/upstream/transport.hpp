@@ -89,6 +89,7 @@ struct TransportStats {
   // Exchanges sent a second time, on another session, because theirs proved
   // to answer one query at a time (at most once each). DoT only.
   std::uint64_t resent = 0;
+  std::uint64_t hedged = 0;  // DoT: copies on a cold burst's first session up
   // Whether the upstream answers pipelined queries concurrently (learned
   // from its answers, forgotten after verdict_lifetime). DoT only.
   PipeliningVerdict pipelining = PipeliningVerdict::unknown;

@@ -205,6 +205,10 @@ void render_upstreams(Doc& d, const std::vector<const EntrySnapshot*>& ups) {
                "DoT exchanges sent a second time on another session (at most once each) because theirs proved to "
                "answer one query at a time, left them unanswered or stayed silent; the first answer wins.",
                [](const EntrySnapshot& s) { return std::to_string(s.transport.resent); });
+  per_upstream(d, ups, "nxdns_upstream_hedged_total", "counter",
+               "DoT exchanges of a cold burst, before any pipelining verdict, copied onto the first session up "
+               "while their own sessions were still handshaking; the first answer wins.",
+               [](const EntrySnapshot& s) { return std::to_string(s.transport.hedged); });
   d.family("nxdns_upstream_pipelining", "gauge",
            "Whether this upstream answers pipelined queries concurrently, as learned from its answers (DoT; "
            "unknown until seen, and again after 10 minutes without evidence): 1 for the current verdict.");

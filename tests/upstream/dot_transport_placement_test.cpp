@@ -50,7 +50,7 @@ TEST(DotTransportPlacement, PipelinedExchangesAnsweredOutOfOrderReachTheirCaller
   CHECK_TRUE(std::adjacent_find(ids.begin(), ids.end()) == ids.end());
 }
 
-TEST(DotTransportPlacement, ColdBurstSpreadsOverParallelSessions) {
+TEST(DotTransportPlacement, ColdBurstSpreadsAndItsFirstSessionUpCarriesACopyOfTheRest) {
   serve();
   constexpr int n = 30;
   Outcome out[n];
@@ -61,16 +61,55 @@ TEST(DotTransportPlacement, ColdBurstSpreadsOverParallelSessions) {
     CHECK_TRUE(answers_name(out[i].result.response, log::cat("burst", i, ".example")));
   }
   // The burst spread over as many sessions as the placement depth asks for
-  // (dialed in parallel), never more than the slots.
+  // (dialed in parallel), never more than the slots: a serial upstream
+  // answers each session's short line.
   const std::size_t expected = std::min<std::size_t>(upstream::slots_per_entry,
                                                      (n + upstream::dot_spread_depth - 1) / upstream::dot_spread_depth);
   CHECK_TRUE(expected > 1);
   LONGS_EQUAL(expected, server->accepts());
   LONGS_EQUAL(expected, dot->stats().connections_new);
+  // No verdict yet: the first session up also carried a copy of every
+  // exchange still waiting on the other handshakes (hedge_onto()), so a
+  // pipelining upstream answers the whole burst one round trip after that
+  // one handshake. Each of the others carried only its own spread line.
+  const std::size_t others = (expected - 1) * upstream::dot_spread_depth;
+  LONGS_EQUAL(others, dot->hedged());
+  LONGS_EQUAL(others, dot->stats().hedged);
+  LONGS_EQUAL(0, dot->resent());
+  std::size_t carried_all = 0;
   for (std::size_t c = 0; c < server->connection_count(); ++c) {
+    if (server->queries_on(c) == static_cast<std::size_t>(n)) {
+      ++carried_all;
+      continue;
+    }
     CHECK_TRUE(server->queries_on(c) <= upstream::dot_spread_depth);
-    CHECK_TRUE(server->queries_on(c) >= 1);
   }
+  LONGS_EQUAL(1, carried_all);
+  // At most one copy more per hedged exchange (an original still queued
+  // when its copy's answer came was taken back).
+  CHECK_TRUE(server->queries() >= static_cast<std::size_t>(n));
+  CHECK_TRUE(server->queries() <= n + others);
+}
+
+TEST(DotTransportPlacement, AColdBurstAfterAVerdictIsNotHedged) {
+  // Once the upstream is known to pipeline, a cold burst (here after the
+  // server closed every session) rides one dial and carries no copies.
+  serve();
+  constexpr int n = 30;
+  Outcome warmup[n];
+  for (int i = 0; i < n; ++i) start(warmup[i], 1, log::cat("first", i, ".example"));
+  run_until_all(warmup);
+  STRCMP_EQUAL("pipelining", describe(dot->verdict()));
+  const std::uint64_t hedged_before = dot->hedged();
+  server->close_all_connections();
+  run_until([&] { return dot->stats().open_sessions == 0; });
+  const std::size_t queries_before = server->queries();
+  Outcome out[n];
+  for (int i = 0; i < n; ++i) start(out[i], 2, log::cat("again", i, ".example"));
+  run_until_all(out);
+  for (const auto& x : out) CHECK_TRUE(x.result.ok());
+  LONGS_EQUAL(hedged_before, dot->hedged());
+  LONGS_EQUAL(n, server->queries() - queries_before);
 }
 
 TEST(DotTransportPlacement, WarmBurstStaysOnOpenSessions) {

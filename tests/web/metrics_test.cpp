@@ -83,6 +83,7 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   A->stats_value.handshakes.resumed_duration.observe(9ms);
   B->stats_value.handshakes.full = 59;
   A->stats_value.resent = 61;
+  A->stats_value.hedged = 24;
   A->stats_value.pipelining = upstream::PipeliningVerdict::serial;
   B->stats_value.pipelining = upstream::PipeliningVerdict::pipelining;
   C->kind_value = "doh";
@@ -194,6 +195,9 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   k.expect("nxdns_upstream_resent_total{" + la + "}", 61);
   k.expect("nxdns_upstream_resent_total{" + lb + "}", 0);
   k.expect("nxdns_upstream_resent_total{" + lc + "}", 0);
+  k.expect("nxdns_upstream_hedged_total{" + la + "}", 24);
+  k.expect("nxdns_upstream_hedged_total{" + lb + "}", 0);
+  k.expect("nxdns_upstream_hedged_total{" + lc + "}", 0);
   const std::pair<std::string, const char*> verdicts[] = {{la, "serial"}, {lb, "pipelining"}, {lc, "unknown"}};
   for (const auto& [l, cur] : verdicts) {
     for (const char* v : {"unknown", "pipelining", "serial"}) {
@@ -339,7 +343,7 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   STRCMP_EQUAL("counter", e.types.at("nxdns_upstream_tls_handshakes_total").c_str());
   STRCMP_EQUAL("gauge", e.types.at("nxdns_upstream_queue_depth").c_str());
   STRCMP_EQUAL("counter", e.types.at("nxdns_upstream_queued_total").c_str());
-  LONGS_EQUAL(41, e.families.size());  // 33 + three TLS handshake families + capacity + error answers + clock behind + resent + pipelining
+  LONGS_EQUAL(42, e.families.size());  // 33 + three TLS handshake families + capacity + error answers + clock behind + resent + hedged + pipelining
 
   // The three answers reached their callers; everything else is still in
   // flight or queued.
