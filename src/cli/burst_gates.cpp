@@ -25,10 +25,12 @@ namespace {
 constexpr BurstGate gate_table[] = {
     //  name        cold  dials  median 1.3  median 1.2  margin  stair  design  [stair rule]
     // TCP + TLS + query: 3 round trips (4 with TLS 1.2) plus five parallel
-    // handshakes' CPU on each end, which is what load moves. Middle half
-    // 3.91..4.94 / 5.40..7.19: margin 0.50. Design: ~3.2 (the best
-    // established forwarders, over one session).
-    {"cold", true, true, 4.12, 6.26, 0.50, 0.10, 3.2},
+    // handshakes' CPU on each end, which is what load moves. Re-measured
+    // after the hedge (the first session up carries the burst): 15 runs per
+    // library at load < 1, 3.22..3.67 / 4.30..4.67; before it the medians
+    // were 4.12 / 6.26, which these gates fail. Margin 0.50. Design: ~3.2
+    // (the best established forwarders, over one session).
+    {"cold", true, true, 3.40, 4.55, 0.50, 0.10, 3.2},
     // One pipelined round trip. Middle half 1.05..1.11 / 1.05..1.09; at
     // load 0.2 (10:45) 1.04..1.16 on 3.6; after the day's merge (11:25, load
     // 0.7) 1.02..1.09 on 3.6, 1.06..1.18 on 2.28 (median 1.07): margin 0.12.
