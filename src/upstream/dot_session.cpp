@@ -26,6 +26,9 @@ namespace {
 constexpr std::size_t max_write_batch = 16384;
 // Read granularity; whatever mbedTLS has decrypted is drained in a loop.
 constexpr std::size_t read_chunk = 4096;
+// Reads in a row that mbedTLS answers WANT_READ while holding unprocessed
+// input (read_available()): one per held post-handshake message is enough.
+constexpr int max_pending_rounds = 4;
 
 // A close we choose, or a peer/stream fault that left the TLS layer intact,
 // ends with our close_notify (RFC 8446 §6.1). A broken stream (EOF, reset,
@@ -369,6 +372,7 @@ bool DotSession::flush_writes() {
 
 bool DotSession::read_available() {
   std::uint8_t buf[read_chunk];
+  int pending_rounds = 0;
   for (;;) {
     const int ret = mbedtls_ssl_read(&ssl_, buf, sizeof buf);
     if (ret > 0) {
@@ -390,7 +394,15 @@ bool DotSession::read_available() {
         ++tickets_received_;
         keep_ticket();
         continue;
-      case TlsStep::want_read: return true;
+      case TlsStep::want_read:
+        // mbedTLS 3.x reads a TLS 1.3 NewSessionTicket, keeps it, and
+        // returns WANT_READ before processing it on the next call: the
+        // answers right behind it (a new connection's first) would wait a
+        // loop turn for a readiness event, or for ever if nothing followed.
+        // Whatever it holds unprocessed is taken now; a few rounds at most
+        // (a stuck record layer must not spin the loop).
+        if (mbedtls_ssl_check_pending(&ssl_) != 0 && ++pending_rounds <= max_pending_rounds) continue;
+        return true;
       case TlsStep::want_write: set_write_interest(true); return true;
       case TlsStep::progress:
       case TlsStep::failed: fail_tls(ret, TlsPhase::established); return false;
