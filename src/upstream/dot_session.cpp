@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <utility>
 
 #include "log/log.hpp"
 
@@ -192,9 +193,10 @@ void DotSession::dial() {
                      log::cat("connect to ", params_.address.to_string(), ": ", std::strerror(err)));
     return;
   }
-  if (!build_client_hello()) return;
-  // Writable means the connect finished, one way or the other (SO_ERROR).
-  set_write_interest(true);
+  // The hello now if this turn's handshake step is free, else on a later
+  // turn: a burst that dials several sessions computes their key shares one
+  // loop turn apart, not all before the first hello can leave.
+  if (handshake_turn(PacedStep::client_hello) && !start_client_hello()) return;
   dial_timer_.arm(params_.dial_timeout, [this]() {
     guarded([this]() {
       const bool tcp = state_ == SessionState::connecting;
@@ -260,6 +262,8 @@ SessionEnd DotSession::close(Cause cause, std::string detail, bool send_close_no
   bio_ = nxdns_tls_bio{-1, 0, 0, 0};
   dial_timer_.disarm();
   idle_timer_.disarm();
+  if (paced_ != PacedStep::none && params_.pacer) params_.pacer->leave(*this);
+  paced_ = PacedStep::none;
   queued_.clear();
   outstanding_.clear();
   wbuf_.clear();
@@ -297,6 +301,27 @@ void DotSession::set_write_interest(bool on) {
   }
 }
 
+bool DotSession::handshake_turn(PacedStep step) {
+  if (params_.pacer == nullptr || params_.pacer->take_turn(*this)) return true;
+  paced_ = step;
+  return false;
+}
+
+void DotSession::on_handshake_turn() {
+  guarded([this]() {
+    const PacedStep step = std::exchange(paced_, PacedStep::none);
+    if (step == PacedStep::client_hello && state_ == SessionState::connecting) {
+      (void)start_client_hello();
+    } else if (step == PacedStep::server_flight && state_ == SessionState::handshaking) {
+      if (event_add(read_ev_.get(), nullptr) != 0) {
+        fail(Cause::local_resource, "event_add failed");
+        return;
+      }
+      (void)step_handshake();
+    }
+  });
+}
+
 void DotSession::on_event(evutil_socket_t, short what, void* arg) {
   auto* self = static_cast<DotSession*>(arg);
   self->guarded([self, what]() { self->handle(what); });
@@ -308,7 +333,17 @@ void DotSession::handle(short what) {
     case SessionState::connecting:
       if (what & EV_WRITE) finish_connect();
       return;
-    case SessionState::handshaking: (void)step_handshake(); return;
+    case SessionState::handshaking:
+      // The server's flight (or the rest of it): key agreement and the
+      // certificate checks, the expensive part. Not now if another session's
+      // step took this turn: the socket stays quiet until our turn.
+      if (!handshake_step_is_cheap() && !handshake_turn(PacedStep::server_flight)) {
+        event_del(read_ev_.get());
+        set_write_interest(false);
+        return;
+      }
+      (void)step_handshake();
+      return;
     case SessionState::ready:
     case SessionState::draining: (void)pump(); return;
     case SessionState::closed: return;

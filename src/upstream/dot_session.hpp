@@ -24,6 +24,7 @@
 #include "loop/event_handles.hpp"
 #include "loop/scheduler.hpp"
 #include "net/endpoint.hpp"
+#include "upstream/handshake_pacer.hpp"
 #include "upstream/pipelining_detector.hpp"
 #include "upstream/tls_bio.hpp"
 #include "upstream/tls_config.hpp"
@@ -45,6 +46,11 @@ struct DotSessionParams {
   std::string tls_name;  // SNI and the name the certificate must carry
   std::chrono::milliseconds dial_timeout{5000};   // connect + handshake
   std::chrono::milliseconds idle_timeout{30000};  // when the server advertises no keepalive
+  // Shared by the upstream's sessions: their expensive handshake steps (the
+  // ClientHello's key share, the server flight's key agreement and
+  // certificate checks) take one loop turn each (handshake_pacer.hpp).
+  // Null: every step runs when its event fires.
+  HandshakePacer* pacer = nullptr;
 };
 
 // How a session ended, for the transport to settle what it carried.
@@ -71,7 +77,7 @@ struct SessionEnd {
   std::vector<Carried> exchanges;  // in placement order
 };
 
-class DotSession {
+class DotSession final : private HandshakePacer::Stepper {
  public:
   using ExchangeId = Transport::ExchangeId;
 
@@ -130,6 +136,8 @@ class DotSession {
   // The ClientHello was built while the TCP connect was under way and waits
   // in mbedTLS's output buffer for the connect to complete (see dial()).
   bool client_hello_waiting() const { return bio_.hold_output != 0; }
+  // A handshake step of this connection waits for its turn (pacer).
+  bool handshake_step_waiting() const { return paced_ != PacedStep::none; }
   // The ticket store this slot shares with the upstream's other slots is
   // keyed by this.
   TlsPeerIdentity peer_identity() const;
@@ -173,7 +181,17 @@ class DotSession {
     std::uint64_t seq;  // write order on this connection, from 1
   };
 
+  // The handshake step waiting for its turn, if any.
+  enum class PacedStep : std::uint8_t { none, client_hello, server_flight };
+
   static void on_event(evutil_socket_t fd, short what, void* arg);
+  // True: do `step` now. False: it waits in the pacer's line (recorded in
+  // paced_) and on_handshake_turn() does it.
+  bool handshake_turn(PacedStep step);
+  void on_handshake_turn() override;
+  bool start_client_hello();
+  // What is left of the handshake needs no public-key arithmetic.
+  bool handshake_step_is_cheap() const;
   template <class F>
   void guarded(F&& fn) noexcept;
   void handle(short what);
@@ -217,6 +235,7 @@ class DotSession {
   nxdns_tls_bio bio_{-1, 0, 0, 0};
   loop::Timer dial_timer_;
   loop::Timer idle_timer_;
+  PacedStep paced_ = PacedStep::none;
 
   std::deque<Queued> queued_;  // not yet handed to TLS
   std::unordered_map<std::uint16_t, Outstanding> outstanding_;  // by wire ID

@@ -45,7 +45,24 @@ bool certificate_expected(const mbedtls_ssl_context& ssl) {
 #endif
 }
 
+// The client has sent its key exchange and Finished and waits only for the
+// server's ChangeCipherSpec and Finished (a full TLS 1.2 handshake's second
+// flight): a few hashes, no public-key arithmetic. Such a step is not paced:
+// behind the other sessions' certificate checks it would hold back the one
+// session nearest to carrying the burst. (A TLS 1.3 client reaches
+// SERVER_FINISHED only after its certificate checks, also cheap from there.)
+bool only_server_finished_left(const mbedtls_ssl_context& ssl) {
+#if MBEDTLS_VERSION_MAJOR >= 3
+  const int state = ssl.MBEDTLS_PRIVATE(state);
+#else
+  const int state = ssl.state;
+#endif
+  return state == MBEDTLS_SSL_SERVER_CHANGE_CIPHER_SPEC || state == MBEDTLS_SSL_SERVER_FINISHED;
+}
+
 }  // namespace
+
+bool DotSession::handshake_step_is_cheap() const { return only_server_finished_left(ssl_); }
 
 TlsPeerIdentity DotSession::peer_identity() const { return {params_.address.to_string(), params_.tls_name}; }
 
@@ -105,6 +122,13 @@ bool DotSession::build_client_hello() {
       }
     }
   }
+  return true;
+}
+
+bool DotSession::start_client_hello() {
+  if (!build_client_hello()) return false;
+  // Writable means the connect finished, one way or the other (SO_ERROR).
+  set_write_interest(true);
   return true;
 }
 

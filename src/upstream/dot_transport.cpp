@@ -40,6 +40,7 @@ DotTransport::DotTransport(event_base* base, loop::Scheduler& sched, const DotTr
       opts_(opts),
       tls_(std::move(tls)),
       wire_ids_([cfg = tls_.get()](void* out, std::size_t n) { return cfg->random(out, n); }),
+      pacer_(sched),
       completions_(sched, log::cat("dot ", opts.label)),
       stall_timer_(sched),
       headroom_timer_(sched) {
@@ -49,6 +50,7 @@ DotTransport::DotTransport(event_base* base, loop::Scheduler& sched, const DotTr
   params.tls_name = opts_.tls_name;
   params.dial_timeout = opts_.dial_timeout;
   params.idle_timeout = opts_.idle_timeout;
+  params.pacer = &pacer_;
   DotSession::Listener& listener = *this;
   connection_cap_ = opts_.max_sessions;
   close_request_seen_.assign(slots_per_entry, 0);
@@ -337,6 +339,9 @@ void DotTransport::on_session_response(DotSession& s, ExchangeId id, dns::ByteVi
   // strip_padding makes is the only one per answer.
   dns::Bytes out;
   if (live_.count(id) != 0) out = dns::strip_padding(response);
+  // Whatever this answer settles reaches its client through zero-delay
+  // hops; a waiting handshake step goes after them (handshake_pacer.hpp).
+  pacer_.hold_for_answers();
   // Every answer teaches the detector, a dropped duplicate's too.
   observe_answer(s);
   const auto it = live_.find(id);

@@ -87,6 +87,8 @@ class DotTransport final : public Transport, private DotSession::Listener {
   // own were still handshaking, before any verdict (hedge_onto()).
   std::uint64_t hedged() const { return hedged_; }
   PipeliningVerdict verdict() const { return detector_.verdict(sched_.now()); }
+  // Handshake steps that waited for a later loop turn (handshake_pacer.hpp).
+  std::uint64_t handshake_steps_deferred() const { return pacer_.deferred_total(); }
   // How many sessions placement may have open now (see connection_cap_recovery).
   std::size_t allowed_open() const;
   const DotTransportOptions& options() const { return opts_; }
@@ -153,6 +155,9 @@ class DotTransport final : public Transport, private DotSession::Listener {
   std::unique_ptr<TlsClientConfig> tls_;
   // Wire IDs, drawn from tls_'s generator a batch at a time.
   WireIdBatch wire_ids_;
+  // Declared before sessions_: it outlives them (a session leaves its line
+  // when it closes, including in its destructor).
+  HandshakePacer pacer_;
   // Fixed at construction, never resized: sessions are pinned (their
   // events and ssl contexts point into them) and exchanges point at them.
   std::vector<std::unique_ptr<DotSession>> sessions_;

@@ -97,8 +97,8 @@ TEST(DotSession, TheClientHelloIsBuiltWhileTheConnectIsUnderWayAndSentOnceConnec
 // returns WANT_READ before processing it on the next call; with no further
 // byte the socket never turns readable again, so waiting for readiness left
 // the ticket unread (no resumption after the next close) and, with answers
-// right behind a ticket, cost them a loop turn. The session takes what
-// mbedTLS holds at once.
+// right behind a ticket, cost them a loop turn, in which a paced handshake
+// step could run first. The session takes what mbedTLS holds at once.
 TEST(DotSession, ANewSessionTicketWithNothingBehindItIsTakenAtOnce) {
   Recorder rec;
   DotSession s(env->base.get(), env->sched, *env->tls, params(env->server->port()), rec, 0);

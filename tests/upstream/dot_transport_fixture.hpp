@@ -130,6 +130,20 @@ struct DotTransportFixture : public Utest, public test::QueryHelpers {
     run_until([&] { return std::all_of(std::begin(outs), std::end(outs), [](const Outcome& o) { return o.calls > 0; }); },
               ms, what);
   }
+  // Runs the loop until no session is connecting or handshaking. A cold
+  // burst's handshakes take one loop turn each (handshake_pacer.hpp), so the
+  // spread's later sessions may come up after the burst has its answers.
+  void run_until_dials_done(int ms = 5000) {
+    run_until(
+        [&] {
+          for (std::size_t i = 0; i < dot->session_count(); ++i) {
+            const auto st = dot->session(i).state();
+            if (st == upstream::SessionState::connecting || st == upstream::SessionState::handshaking) return false;
+          }
+          return true;
+        },
+        ms, "the burst's dials to finish");
+  }
   // Runs the loop for `ms` regardless.
   void run_for(int ms) {
     driver->run_for(ms);

@@ -60,6 +60,7 @@ TEST(DotTransportPlacement, ColdBurstSpreadsAndItsFirstSessionUpCarriesACopyOfTh
     CHECK_TRUE(out[i].result.ok());
     CHECK_TRUE(answers_name(out[i].result.response, log::cat("burst", i, ".example")));
   }
+  run_until_dials_done();
   // The burst spread over as many sessions as the placement depth asks for
   // (dialed in parallel), never more than the slots: a serial upstream
   // answers each session's short line.
@@ -91,6 +92,30 @@ TEST(DotTransportPlacement, ColdBurstSpreadsAndItsFirstSessionUpCarriesACopyOfTh
   CHECK_TRUE(server->queries() <= n + others);
 }
 
+TEST(DotTransportPlacement, AColdBurstsHandshakesTakeTheLoopOneStepAtATime) {
+  // The spread's dials compute their key shares, and later their key
+  // agreement and certificate checks, one loop turn apart
+  // (handshake_pacer.hpp): the first session's hello is not held behind the
+  // others' key shares, and its answers are not held behind their
+  // certificate checks. Every one of the burst's sessions but the first
+  // waited for a turn at least once (its ClientHello), and nothing was lost
+  // to the waiting.
+  serve();
+  constexpr int n = 30;
+  Outcome out[n];
+  for (int i = 0; i < n; ++i) start(out[i], static_cast<std::uint16_t>(i), log::cat("paced", i, ".example"));
+  const std::size_t dials = (n + upstream::dot_spread_depth - 1) / upstream::dot_spread_depth;
+  LONGS_EQUAL(dials - 1, dot->handshake_steps_deferred());
+  run_until_all(out);
+  for (int i = 0; i < n; ++i) {
+    CHECK_TRUE(out[i].result.ok());
+    CHECK_TRUE(answers_name(out[i].result.response, log::cat("paced", i, ".example")));
+  }
+  run_until_dials_done();
+  LONGS_EQUAL(dials, dot->stats().connections_new);
+  CHECK_TRUE(dot->handshake_steps_deferred() >= dials - 1);
+}
+
 TEST(DotTransportPlacement, AColdBurstAfterAVerdictIsNotHedged) {
   // Once the upstream is known to pipeline, a cold burst (here after the
   // server closed every session) rides one dial and carries no copies.
@@ -99,6 +124,7 @@ TEST(DotTransportPlacement, AColdBurstAfterAVerdictIsNotHedged) {
   Outcome warmup[n];
   for (int i = 0; i < n; ++i) start(warmup[i], 1, log::cat("first", i, ".example"));
   run_until_all(warmup);
+  run_until_dials_done();
   STRCMP_EQUAL("pipelining", describe(dot->verdict()));
   const std::uint64_t hedged_before = dot->hedged();
   server->close_all_connections();
@@ -119,6 +145,7 @@ TEST(DotTransportPlacement, WarmBurstStaysOnOpenSessions) {
   Outcome cold[n], warm[n];
   for (int i = 0; i < n; ++i) start(cold[i], 1, log::cat("cold", i, ".example"));
   run_until_all(cold);
+  run_until_dials_done();
   for (int i = 0; i < n; ++i) start(warm[i], 2, log::cat("warm", i, ".example"));
   run_until_all(warm);
   for (const auto& x : warm) CHECK_TRUE(x.result.ok());
@@ -217,6 +244,7 @@ TEST(DotTransportPlacement, AfterAnIdleCloseAPipeliningUpstreamGetsHeadroomOnlyO
     for (const auto& x : out) CHECK_TRUE(x.result.ok());
   };
   burst("warm", nullptr);
+  run_until_dials_done();
   STRCMP_EQUAL("pipelining", describe(dot->verdict()));
   server->close_all_connections();
   run_until([&] { return dot->stats().open_sessions == 0; }, 2000, "the idle close to be noticed");
