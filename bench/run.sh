@@ -31,7 +31,7 @@
 # Every upstream is the project's DoT fixture built against mbedTLS 3.6 (it
 # speaks TLS 1.3 to whoever can), so each row talks to the same server and
 # only the forwarder in the middle changes. docs/performance.md explains
-# every column. Budget: about 15 minutes with the defaults (states: ~5, handshake: ~2).
+# every column. Budget: about 15 minutes with the defaults (states: ~6, handshake: ~2).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=3
