@@ -4,6 +4,7 @@
 #include "upstream/handshake_pacer.hpp"
 
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -33,14 +34,18 @@ struct Session final : HandshakePacer::Stepper {
 TEST_GROUP(HandshakePacer) {
   nxdns::test::FakeScheduler sched;
   std::vector<std::string> turns;
+
+  // `first` takes this turn's step; the others queue behind it, in order.
+  void line_up(HandshakePacer& p, Session& first, std::initializer_list<Session*> rest) {
+    CHECK_TRUE(p.take_turn(first));
+    for (Session* s : rest) CHECK_FALSE(p.take_turn(*s));
+  }
 };
 
 TEST(HandshakePacer, TheFirstStepOfATurnRunsAtOnceTheRestWaitInLine) {
   HandshakePacer p(sched);
   Session a("a", turns), b("b", turns), c("c", turns);
-  CHECK_TRUE(p.take_turn(a));
-  CHECK_FALSE(p.take_turn(b));
-  CHECK_FALSE(p.take_turn(c));
+  line_up(p, a, {&b, &c});
   LONGS_EQUAL(2, p.line_length());
   LONGS_EQUAL(2, p.deferred_total());
   CHECK_TRUE(turns.empty());  // never called back inside take_turn
@@ -53,9 +58,7 @@ TEST(HandshakePacer, TheFirstStepOfATurnRunsAtOnceTheRestWaitInLine) {
 TEST(HandshakePacer, OneStepPerTurn) {
   HandshakePacer p(sched);
   Session a("a", turns), b("b", turns), c("c", turns);
-  CHECK_TRUE(p.take_turn(a));
-  CHECK_FALSE(p.take_turn(b));
-  CHECK_FALSE(p.take_turn(c));
+  line_up(p, a, {&b, &c});
   // A session whose turn comes asks nothing more of this turn: anyone else
   // asking in it waits.
   Session d("d", turns);
@@ -88,9 +91,7 @@ TEST(HandshakePacer, AFreeTurnAfterTheLineEmptiedRunsAtOnce) {
 TEST(HandshakePacer, ASessionThatLeavesIsNeverCalledBack) {
   HandshakePacer p(sched);
   Session a("a", turns), b("b", turns), c("c", turns);
-  CHECK_TRUE(p.take_turn(a));
-  CHECK_FALSE(p.take_turn(b));
-  CHECK_FALSE(p.take_turn(c));
+  line_up(p, a, {&b, &c});
   p.leave(b);
   CHECK_FALSE(p.waiting(b));
   CHECK_TRUE(p.waiting(c));
@@ -103,10 +104,7 @@ TEST(HandshakePacer, AStepThatClosesTheNextSessionInLineSkipsIt) {
   // (close_all) from inside it: the pacer is consistent before it calls out.
   HandshakePacer p(sched);
   Session a("a", turns), b("b", turns), c("c", turns), d("d", turns);
-  CHECK_TRUE(p.take_turn(a));
-  CHECK_FALSE(p.take_turn(b));
-  CHECK_FALSE(p.take_turn(c));
-  CHECK_FALSE(p.take_turn(d));
+  line_up(p, a, {&b, &c, &d});
   b.on_turn = [&]() { p.leave(c); };
   sched.advance(0ms);
   CHECK_TRUE((turns == std::vector<std::string>{"b", "d"}));
@@ -115,9 +113,7 @@ TEST(HandshakePacer, AStepThatClosesTheNextSessionInLineSkipsIt) {
 TEST(HandshakePacer, AnswersThatJustArrivedSettleBeforeTheNextStep) {
   HandshakePacer p(sched);
   Session a("a", turns), b("b", turns), c("c", turns);
-  CHECK_TRUE(p.take_turn(a));
-  CHECK_FALSE(p.take_turn(b));
-  CHECK_FALSE(p.take_turn(c));
+  line_up(p, a, {&b, &c});
   // The next loop turn reads answers before its timers run: their zero-delay
   // deliveries go first, the line waits `settle`.
   p.hold_for_answers();
@@ -135,9 +131,7 @@ TEST(HandshakePacer, ASteadyFlowOfAnswersCannotStarveTheLine) {
   // every session in line gets its turn within a settle and a turn each.
   HandshakePacer p(sched);
   Session a("a", turns), b("b", turns), c("c", turns);
-  CHECK_TRUE(p.take_turn(a));
-  CHECK_FALSE(p.take_turn(b));
-  CHECK_FALSE(p.take_turn(c));
+  line_up(p, a, {&b, &c});
   for (int i = 0; i < 10 && turns.size() < 2; ++i) {
     p.hold_for_answers();
     p.hold_for_answers();  // a second batch in the same turn adds nothing
