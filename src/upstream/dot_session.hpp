@@ -136,8 +136,6 @@ class DotSession final : private HandshakePacer::Stepper {
   // The ClientHello was built while the TCP connect was under way and waits
   // in mbedTLS's output buffer for the connect to complete (see dial()).
   bool client_hello_waiting() const { return bio_.hold_output != 0; }
-  // A handshake step of this connection waits for its turn (pacer).
-  bool handshake_step_waiting() const { return paced_ != PacedStep::none; }
   // The ticket store this slot shares with the upstream's other slots is
   // keyed by this.
   TlsPeerIdentity peer_identity() const;
