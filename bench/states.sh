@@ -53,17 +53,16 @@ SLOW_CPU_DIR=
 SLOW_CPU_TASKS=
 slow_cpu_group() {
   [ -n "$SLOW_CPU_TASKS" ] && return 0
-  local quota=$((SLOW_CPU_PERIOD_US * SLOW_CPU_PERCENT / 100)) dir cg=/sys/fs/cgroup
+  local quota=$((SLOW_CPU_PERIOD_US * SLOW_CPU_PERCENT / 100)) dir cg=/sys/fs/cgroup v1=/sys/fs/cgroup/cpu
   # `ip netns exec` (bench/run.sh) mounts a fresh sysfs on /sys, without the
   # cgroup mounts. Mounting the v1 cpu hierarchy again, in this run's own
   # mount namespace, reaches the same hierarchy (and goes with the run).
-  if [ ! -e "$cg/cpu/cpu.cfs_quota_us" ] && [ ! -e "$cg/cgroup.controllers" ]; then
+  if [ ! -e "$v1/cpu.cfs_quota_us" ] && [ ! -e "$cg/cgroup.controllers" ]; then
     mkdir -p "$WORK/cgroup-cpu"
-    mount -t cgroup -o cpu none "$WORK/cgroup-cpu" 2>/dev/null && cg=$WORK/cgroup-mnt && mkdir -p "$cg" &&
-      ln -sfn "$WORK/cgroup-cpu" "$cg/cpu"
+    mount -t cgroup -o cpu none "$WORK/cgroup-cpu" 2>/dev/null && v1=$WORK/cgroup-cpu
   fi
-  if [ -f "$cg/cpu/cpu.cfs_quota_us" ]; then
-    dir=$cg/cpu/nxdns-bench-slow-$$
+  if [ -f "$v1/cpu.cfs_quota_us" ]; then
+    dir=$v1/nxdns-bench-slow-$$
     mkdir -p "$dir" 2>/dev/null && echo "$SLOW_CPU_PERIOD_US" >"$dir/cpu.cfs_period_us" 2>/dev/null &&
       echo "$quota" >"$dir/cpu.cfs_quota_us" 2>/dev/null || { rmdir "$dir" 2>/dev/null; return 1; }
     SLOW_CPU_DIR=$dir SLOW_CPU_TASKS=$dir/tasks
@@ -102,13 +101,14 @@ burst_state_once() {
   # first-slow: the forwarder joins the quota group before it execs.
   # shellcheck disable=SC2016  # $$ and $@ belong to the inner shell
   [ "$state" = first-slow ] && SRV_WRAP=(bash -c 'echo $$ >"$0"; exec "$@"' "$SLOW_CPU_TASKS")
-  if ! server_start "$srv" "$addr" 5300 "$RELAY_PORT_strl" "$WORK/pki"; then
-    SRV_WRAP=()
+  local started=0
+  server_start "$srv" "$addr" 5300 "$RELAY_PORT_strl" "$WORK/pki" || started=$?
+  SRV_WRAP=()
+  if [ "$started" != 0 ]; then
     pids_release "$mark"
     echo "- - - 30 ? 0 0 -"
     return
   fi
-  SRV_WRAP=()
   # Start-up traffic of its own (see above) finishes before the first query.
   sleep "$(awk -v m="$STATE_SETTLE_MS" 'BEGIN { print m / 1000 }')"
   case $state in

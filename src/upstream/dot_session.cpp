@@ -262,7 +262,7 @@ SessionEnd DotSession::close(Cause cause, std::string detail, bool send_close_no
   bio_ = nxdns_tls_bio{-1, 0, 0, 0};
   dial_timer_.disarm();
   idle_timer_.disarm();
-  if (paced_ != PacedStep::none && params_.pacer) params_.pacer->leave(*this);
+  if (paced_ != PacedStep::none) params_.pacer->leave(*this);  // set only with a pacer
   paced_ = PacedStep::none;
   queued_.clear();
   outstanding_.clear();

@@ -64,6 +64,8 @@ class HandshakePacer {
   std::uint64_t deferred_total() const { return deferred_total_; }
 
  private:
+  // (Re)arms the end of this turn `d` from now.
+  void end_turn_after(loop::Duration d);
   void end_turn();
 
   loop::Timer turn_end_;

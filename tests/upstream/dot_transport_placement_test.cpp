@@ -113,7 +113,6 @@ TEST(DotTransportPlacement, AColdBurstsHandshakesTakeTheLoopOneStepAtATime) {
   }
   run_until_dials_done();
   LONGS_EQUAL(dials, dot->stats().connections_new);
-  CHECK_TRUE(dot->handshake_steps_deferred() >= dials - 1);
 }
 
 TEST(DotTransportPlacement, AColdBurstAfterAVerdictIsNotHedged) {
