@@ -20,9 +20,7 @@
 # burst ratio limit is; the output says so.
 source "$(dirname "$0")/lib.sh"
 
-NGHTTPX=$(command -v nghttpx || true)
-if [ -z "$NGHTTPX" ] && [ -x /usr/sbin/nghttpx ]; then NGHTTPX=/usr/sbin/nghttpx; fi
-[ -n "$NGHTTPX" ] || skip "nghttpx not found (Debian: apt-get install nghttp2-proxy)"
+require_nghttpx
 if emulated; then echo "NOTE: emulated run (qemu): timing limits relaxed; failures and SERVFAILs still fail"; fi
 SLACK_MS=400
 emulated && SLACK_MS=3000

@@ -19,9 +19,7 @@
 # timed, so emulation (NXDNS_EMULATED=1) and sanitizer builds run it as is.
 source "$(dirname "$0")/lib.sh"
 
-NGHTTPX=$(command -v nghttpx || true)
-if [ -z "$NGHTTPX" ] && [ -x /usr/sbin/nghttpx ]; then NGHTTPX=/usr/sbin/nghttpx; fi
-[ -n "$NGHTTPX" ] || skip "nghttpx not found (Debian: apt-get install nghttp2-proxy)"
+require_nghttpx
 need_fixture nxdns-fixture-doh
 need_fixture nxdns-fixture-doh-h2gate
 

@@ -41,6 +41,22 @@ skip_part() {
 }
 # require_program NAME WHY: skip the whole test when NAME is not installed.
 require_program() { command -v "$1" >/dev/null 2>&1 || skip "$1 not installed (${2:-$1})"; }
+# require_nghttpx: sets NGHTTPX to the nghttpx put in front of the DoH
+# fixture, or skips. Searched as the CppUTest DoH cases search it
+# (tests/upstream/doh_test_support.hpp): PATH, then /usr/sbin and
+# /usr/local/sbin, executable files only (bash's `command -v` also returns a
+# file it cannot run), so both kinds of test agree on whether it is there.
+require_nghttpx() {
+  local d IFS=:
+  NGHTTPX=
+  for d in $PATH /usr/sbin /usr/local/sbin; do
+    if [ -n "$d" ] && [ -f "$d/nghttpx" ] && [ -x "$d/nghttpx" ]; then
+      NGHTTPX=$d/nghttpx
+      return 0
+    fi
+  done
+  skip "nghttpx not found (Debian: apt-get install nghttp2-proxy)"
+}
 
 fail() {
   echo "FAIL: $*" >&2

@@ -36,6 +36,14 @@ rc=$(child 'require_program nxdns-no-such-program "apt-get install nothing"')
 [ "$rc" = 77 ] || fail "require_program: exit $rc, want 77"
 pass "a missing fixture program or tool is a skip"
 
+# nghttpx is taken only where it can run: a file on PATH that is not
+# executable is passed over (the CppUTest DoH cases search the same way).
+rc=$(child 'mkdir -p "$WORK/noexec"; : >"$WORK/noexec/nghttpx"
+found=$(PATH="$WORK/noexec"; require_nghttpx >/dev/null; echo "$NGHTTPX") || true
+[ "$found" != "$WORK/noexec/nghttpx" ] || fail "require_nghttpx took $found, which cannot run"')
+[ "$rc" = 0 ] || fail "require_nghttpx: exit $rc: $(cat "$WORK/child.out")"
+pass "require_nghttpx passes over an nghttpx that cannot run"
+
 rc=$(child 'pass "all good"')
 [ "$rc" = 0 ] || fail "plain pass: exit $rc"
 pass "a test with nothing skipped passes"
