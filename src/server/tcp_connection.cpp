@@ -93,6 +93,13 @@ void TcpConnection::on_read() {
       }
       write_frame(std::move(refused));
       if (!bev_) return;
+      if (*why == Rejection::tcp_access_refused) {
+        // The client has nothing more to gain here, and a connection kept
+        // open (each REFUSED re-arming the idle timer) would hold a place
+        // for as long as it keeps asking.
+        finish("refused by access_control");
+        return;
+      }
       arm_idle();
       continue;
     }
@@ -233,12 +240,13 @@ bool TcpConnection::has_complete_frame() const {
   return have >= tcp_length_prefix + ((std::size_t{len[0]} << 8) | len[1]);
 }
 
-void TcpConnection::stop_reading() {
+void TcpConnection::finish(const char* why) {
   reading_stopped_ = true;
   draining_ = true;
   if (!bev_) return;
   bufferevent_disable(bev_.get(), EV_READ);
-  if (pending_.empty() && evbuffer_get_length(bufferevent_get_output(bev_.get())) == 0) close("drained");
+  // Otherwise on_write closes it once the last answer is out.
+  if (pending_.empty() && evbuffer_get_length(bufferevent_get_output(bev_.get())) == 0) close(why);
 }
 
 void TcpConnection::close(const char* why) {

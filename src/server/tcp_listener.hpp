@@ -34,6 +34,9 @@ class TcpListener {
 
  private:
   void release(TcpConnection* c);
+  // Gives back what an accepted connection holds: its place in the family's
+  // count, and its client share or its place in the refused budget.
+  void forget(const TcpConnection& c);
 
   event_base* base_;
   loop::Scheduler& sched_;
