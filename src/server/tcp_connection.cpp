@@ -19,6 +19,7 @@ TcpConnection::TcpConnection(event_base* base, loop::Scheduler& sched, loop::Uni
       on_closed_(std::move(on_closed)),
       client_(client),
       outside_access_(outside_access),
+      refusing_(outside_access),
       idle_(sched),
       closing_(sched) {
   bev_.reset(bufferevent_socket_new(base, fd.get(), BEV_OPT_CLOSE_ON_FREE));
@@ -132,7 +133,7 @@ void TcpConnection::on_read() {
 }
 
 std::optional<Rejection> TcpConnection::refusal() {
-  if (outside_access_) return Rejection::tcp_access_refused;
+  if (refusing_) return Rejection::tcp_access_refused;
   switch (state_.clients.admit_tcp_query(client_, sched_.now())) {
     case ClientVerdict::admit: return std::nullopt;
     case ClientVerdict::over_rate: return Rejection::tcp_client_rate;

@@ -34,6 +34,12 @@ class TcpConnection {
   std::size_t pending() const { return pending_.size(); }
   const ClientKey& client() const { return client_; }
   bool outside_access() const { return outside_access_; }
+  // access_control, reloaded, no longer allows this client: from its next
+  // query on it is served as one accepted outside it (one REFUSED, then
+  // closed); queries admitted before are still answered. What it holds
+  // (its client share) it keeps until it closes.
+  void refuse_from_now() { refusing_ = true; }
+  bool refusing() const { return refusing_; }
   // Shutdown drain: read no more queries; close once answers are out.
   void stop_reading() { finish("drained"); }
 
@@ -60,6 +66,7 @@ class TcpConnection {
   Closed on_closed_;
   ClientKey client_;
   bool outside_access_;
+  bool refusing_;
   loop::BuffereventPtr bev_;
   loop::Timer idle_;
   loop::Timer closing_;

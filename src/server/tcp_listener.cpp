@@ -112,6 +112,13 @@ void TcpListener::release(TcpConnection* c) {
   conns_.erase(it);
 }
 
+void TcpListener::apply_access() {
+  for (auto& [p, c] : conns_) {
+    const ClientKey& k = c->client();
+    if (!c->refusing() && state_.access.decide(k.family, k.addr.data()) == Access::refuse) c->refuse_from_now();
+  }
+}
+
 void TcpListener::stop_accepting() {
   stopped_ = true;
   resume_.disarm();

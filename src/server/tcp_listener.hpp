@@ -30,6 +30,11 @@ class TcpListener {
   std::size_t connections() const { return conns_.size(); }
   // Shutdown drain: accept nothing more; let open connections finish.
   void stop_accepting();
+  // After access_control changed (a reload): open connections from clients
+  // it now refuses answer their next query REFUSED and close. Connections
+  // accepted from refused clients stay refused (they close after one
+  // REFUSED anyway; the client's next connection is judged afresh).
+  void apply_access();
   void on_acceptable();
 
  private:

@@ -339,3 +339,48 @@ TEST(TcpListener, RefusedClientsShareASmallBudgetOfConnections) {
   CHECK_EQUAL(1u, rig.state.v4.tcp_refused_connections);
   CHECK_EQUAL(extra, rig.state.rejected(server::Rejection::tcp_refused_budget));
 }
+
+// A reload that takes the client's address off access_control reaches its
+// open connection: what it asked before is answered, its next query gets
+// REFUSED and the connection closes, giving back its client share.
+TEST(TcpListener, AccessWithdrawnOnAnOpenConnectionRefusesItsNextQuery) {
+  TcpRig rig;
+  const int c = rig.connect_client("127.0.8.3");
+  send_all(c, framed_query(0x0101));
+  rig.spin(20);
+  CHECK_EQUAL(1u, rig.fake->live());
+
+  rig.state.access = server::AccessControl({{*server::parse_cidr("127.0.8.3", nullptr), server::Access::refuse}});
+  rig.listener->apply_access();
+  rig.fake->answer_oldest();
+  const auto admitted = read_frame(rig, c);
+  CHECK_EQUAL(0x0101, dns::get_id(admitted));
+  CHECK_EQUAL(0, admitted[3] & 0x0F);  // admitted before the change: answered
+
+  send_all(c, framed_query(0x0202));
+  const auto refused = read_frame(rig, c);
+  CHECK_EQUAL(0x0202, dns::get_id(refused));
+  CHECK_EQUAL(5, refused[3] & 0x0F);
+  CHECK_EQUAL(1u, rig.fake->started());  // never forwarded
+  CHECK_TRUE(closed_by_server(rig, c));
+  CHECK_EQUAL(1u, rig.state.rejected(server::Rejection::tcp_access_refused));
+  CHECK_EQUAL(0u, rig.state.v4.tcp_connections);
+  server::ClientKey key;
+  key.addr = {127, 0, 8, 3};
+  const server::ClientRecord* rec = rig.state.clients.table().find(key);
+  CHECK_TRUE(rec == nullptr || rec->tcp_connections == 0);
+}
+
+// An unchanged ACL leaves open connections alone.
+TEST(TcpListener, AccessReappliedUnchangedKeepsServing) {
+  TcpRig rig;
+  const int c = rig.connect_client("127.0.8.4");
+  rig.listener->apply_access();
+  send_all(c, framed_query(0x0505));
+  rig.spin(20);
+  rig.fake->answer_oldest();
+  const auto a = read_frame(rig, c);
+  CHECK_EQUAL(0x0505, dns::get_id(a));
+  CHECK_EQUAL(0, a[3] & 0x0F);
+  CHECK_EQUAL(1u, rig.listener->connections());
+}
