@@ -49,6 +49,15 @@ bool open_listeners(Daemon& d, event_base* base, const std::vector<net::Endpoint
   }
   return true;
 }
+
+// access_control has changed: it applies to connections already open too,
+// so an address taken off the list is not served on for as long as its
+// client keeps a connection alive (TcpListener::apply_access).
+void apply_access_to_open_connections(const std::vector<std::unique_ptr<server::TcpListener>>& serving,
+                                      const std::vector<std::unique_ptr<server::TcpListener>>& retiring) {
+  for (const auto& l : serving) l->apply_access();
+  for (const auto& l : retiring) l->apply_access();
+}
 }  // namespace
 
 Daemon::Daemon(Key) {}
@@ -329,7 +338,8 @@ std::string Daemon::apply_reload(config::Config next, const ReloadPlan& plan,
   };
   pool_->apply(std::move(change));
   engine_->set_total_budget(next.budgets.total);
-  // Admission rules apply to the next datagram or connection.
+  // Admission rules apply to the next datagram or connection (and
+  // access_control to open connections, below).
   listener_state_.access = server::AccessControl(next.access_rules);
   listener_state_.clients.set_rate(next.client_rate);
   // The cache's flight budget follows budgets.total too.
@@ -355,6 +365,7 @@ std::string Daemon::apply_reload(config::Config next, const ReloadPlan& plan,
   }
   for (auto& l : udp) udp_.push_back(std::move(l));
   for (auto& l : tcp) tcp_.push_back(std::move(l));
+  apply_access_to_open_connections(tcp_, retiring_tcp_);
   if (!retiring_udp_.empty() || !retiring_tcp_.empty()) {
     if (!retire_timer_) retire_timer_ = std::make_unique<loop::Timer>(*sched_);
     // Every query that arrived on them has its answer (or SERVFAIL) by then.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 namespace nxdns::server {
 
@@ -59,11 +60,15 @@ std::size_t ClientTable::set_of(const ClientKey& key) const {
   return static_cast<std::size_t>(h % (records_.size() / ways_per_set));
 }
 
-ClientRecord* ClientTable::find(const ClientKey& key) {
-  ClientRecord* set = &records_[set_of(key) * ways_per_set];
+const ClientRecord* ClientTable::find(const ClientKey& key) const {
+  const ClientRecord* set = &records_[set_of(key) * ways_per_set];
   for (std::size_t i = 0; i < ways_per_set; ++i)
     if (set[i].used && set[i].key == key) return &set[i];
   return nullptr;
+}
+
+ClientRecord* ClientTable::find(const ClientKey& key) {
+  return const_cast<ClientRecord*>(std::as_const(*this).find(key));
 }
 
 ClientRecord* ClientTable::find_or_claim(const ClientKey& key, loop::TimePoint now, const RateLimit& limit) {

@@ -72,6 +72,7 @@ class ClientTable {
   ClientTable(std::size_t capacity, std::uint64_t hash_key);
 
   ClientRecord* find(const ClientKey& key);
+  const ClientRecord* find(const ClientKey& key) const;
   ClientRecord* find_or_claim(const ClientKey& key, loop::TimePoint now, const RateLimit& limit);
 
   std::size_t capacity() const { return records_.size(); }

@@ -42,6 +42,7 @@ const char* describe(Rejection r) {
     case Rejection::udp_client_rate: return "udp_client_rate";
     case Rejection::tcp_client_rate: return "tcp_client_rate";
     case Rejection::client_table_full: return "client_table_full";
+    case Rejection::tcp_refused_budget: return "tcp_refused_budget";
   }
   return "unknown";
 }

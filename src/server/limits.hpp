@@ -30,6 +30,13 @@ inline constexpr std::uint32_t tcp_connection_cap = 256;
 // address (bench/outstanding_500.sh).
 inline constexpr std::uint32_t udp_client_share = udp_in_flight_cap / 4;
 inline constexpr std::uint32_t tcp_client_share = tcp_connection_cap / 8;
+// Connections that clients outside access_control may hold together, per
+// family (within the cap). Such a connection carries one REFUSED and closes,
+// so a client that only needs to learn it is refused holds one for a round
+// trip; one that connects and stays silent holds it until the idle timeout.
+// Either way, however many connections a refused host opens, the allowed
+// clients keep the rest of the cap.
+inline constexpr std::uint32_t tcp_refused_budget = 8;
 // Clients tracked for rate and share (8-way sets). Larger than the busy
 // records the caps allow in practice, so new clients nearly always find room;
 // about 64 bytes each: 512 KiB, fixed at start.
@@ -66,14 +73,15 @@ enum class Rejection : std::uint8_t {
   receive_failed,         // recvmsg error other than EAGAIN/EINTR
   udp_query_too_large,    // datagram over dns::max_client_query: answered FORMERR
   udp_access_refused,     // client outside access_control: answered REFUSED
-  tcp_access_refused,     // client outside access_control: each query answered REFUSED
+  tcp_access_refused,     // client outside access_control: one query answered REFUSED, then closed
   udp_client_share,       // client holds its share of UDP slots: answered REFUSED
   tcp_client_share,       // client holds its share of TCP connections: closed at once
   udp_client_rate,        // client over its query rate: answered REFUSED
   tcp_client_rate,        // client over its query rate: answered REFUSED
   client_table_full,      // no room to track a new client (all of its set busy): REFUSED / closed
+  tcp_refused_budget,     // client outside access_control while refused clients hold their budget: closed at once
 };
-inline constexpr std::size_t rejection_count = static_cast<std::size_t>(Rejection::client_table_full) + 1;
+inline constexpr std::size_t rejection_count = static_cast<std::size_t>(Rejection::tcp_refused_budget) + 1;
 const char* describe(Rejection r);
 
 // The compiled shares and table size with `rate` and a random hash key.
@@ -82,6 +90,8 @@ ClientLimitOptions default_client_limit_options(const RateLimit& rate);
 struct FamilyState {
   std::uint32_t udp_in_flight = 0;
   std::uint32_t tcp_connections = 0;
+  // Of those, accepted from clients outside access_control (tcp_refused_budget).
+  std::uint32_t tcp_refused_connections = 0;
 };
 
 // Shared by every listener of the daemon.

@@ -19,6 +19,7 @@ TcpConnection::TcpConnection(event_base* base, loop::Scheduler& sched, loop::Uni
       on_closed_(std::move(on_closed)),
       client_(client),
       outside_access_(outside_access),
+      refusing_(outside_access),
       idle_(sched),
       closing_(sched) {
   bev_.reset(bufferevent_socket_new(base, fd.get(), BEV_OPT_CLOSE_ON_FREE));
@@ -93,6 +94,13 @@ void TcpConnection::on_read() {
       }
       write_frame(std::move(refused));
       if (!bev_) return;
+      if (*why == Rejection::tcp_access_refused) {
+        // The client has nothing more to gain here, and a connection kept
+        // open (each REFUSED re-arming the idle timer) would hold a place
+        // for as long as it keeps asking.
+        finish("refused by access_control");
+        return;
+      }
       arm_idle();
       continue;
     }
@@ -125,7 +133,7 @@ void TcpConnection::on_read() {
 }
 
 std::optional<Rejection> TcpConnection::refusal() {
-  if (outside_access_) return Rejection::tcp_access_refused;
+  if (refusing_) return Rejection::tcp_access_refused;
   switch (state_.clients.admit_tcp_query(client_, sched_.now())) {
     case ClientVerdict::admit: return std::nullopt;
     case ClientVerdict::over_rate: return Rejection::tcp_client_rate;
@@ -233,12 +241,13 @@ bool TcpConnection::has_complete_frame() const {
   return have >= tcp_length_prefix + ((std::size_t{len[0]} << 8) | len[1]);
 }
 
-void TcpConnection::stop_reading() {
+void TcpConnection::finish(const char* why) {
   reading_stopped_ = true;
   draining_ = true;
   if (!bev_) return;
   bufferevent_disable(bev_.get(), EV_READ);
-  if (pending_.empty() && evbuffer_get_length(bufferevent_get_output(bev_.get())) == 0) close("drained");
+  // Otherwise on_write closes it once the last answer is out.
+  if (pending_.empty() && evbuffer_get_length(bufferevent_get_output(bev_.get())) == 0) close(why);
 }
 
 void TcpConnection::close(const char* why) {

@@ -20,8 +20,10 @@ class TcpConnection {
 
   // Takes ownership of `fd`. `on_closed` runs once, from the loop, after the
   // socket is gone; the owner then destroys this object.
-  // `outside_access`: the client is outside access_control; every query
-  // it sends is answered REFUSED and nothing is forwarded.
+  // `outside_access`: the client is outside access_control; its first
+  // query is answered REFUSED (nothing is forwarded) and the connection then
+  // closes. It holds a place in the refused clients' budget, not a share of
+  // its own (the owner releases what this says).
   TcpConnection(event_base* base, loop::Scheduler& sched, loop::UniqueFd fd, query::Engine& engine, ListenerState& state,
                 const ClientKey& client, bool outside_access, Closed on_closed);
   ~TcpConnection();
@@ -32,8 +34,14 @@ class TcpConnection {
   std::size_t pending() const { return pending_.size(); }
   const ClientKey& client() const { return client_; }
   bool outside_access() const { return outside_access_; }
+  // access_control, reloaded, no longer allows this client: from its next
+  // query on it is served as one accepted outside it (one REFUSED, then
+  // closed); queries admitted before are still answered. What it holds
+  // (its client share) it keeps until it closes.
+  void refuse_from_now() { refusing_ = true; }
+  bool refusing() const { return refusing_; }
   // Shutdown drain: read no more queries; close once answers are out.
-  void stop_reading();
+  void stop_reading() { finish("drained"); }
 
  private:
   void on_read();
@@ -44,6 +52,8 @@ class TcpConnection {
   void update_reading();
   void arm_idle();
   void close(const char* why);
+  // Read no more queries; close once every answer owed is written.
+  void finish(const char* why);
   // After the client's EOF: close once nothing is owed to it.
   void close_when_answered(const char* why);
   bool has_complete_frame() const;
@@ -56,6 +66,7 @@ class TcpConnection {
   Closed on_closed_;
   ClientKey client_;
   bool outside_access_;
+  bool refusing_;
   loop::BuffereventPtr bev_;
   loop::Timer idle_;
   loop::Timer closing_;

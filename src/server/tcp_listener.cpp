@@ -7,6 +7,7 @@
 
 #include "log/log.hpp"
 #include "server/bound_socket.hpp"
+#include "server/tcp_admission.hpp"
 
 namespace nxdns::server {
 
@@ -27,12 +28,18 @@ std::unique_ptr<TcpListener> TcpListener::open(event_base* base, loop::Scheduler
 }
 
 TcpListener::~TcpListener() {
-  FamilyState& fam = state_.family(local_.family());
-  const auto n = static_cast<std::uint32_t>(conns_.size());
-  fam.tcp_connections = fam.tcp_connections > n ? fam.tcp_connections - n : 0;
-  for (auto& [p, c] : conns_)
-    if (!c->outside_access()) state_.clients.release_tcp_connection(c->client());
+  for (auto& [p, c] : conns_) forget(*c);
   conns_.clear();
+}
+
+void TcpListener::forget(const TcpConnection& c) {
+  FamilyState& fam = state_.family(local_.family());
+  if (fam.tcp_connections > 0) --fam.tcp_connections;
+  if (c.outside_access()) {
+    if (fam.tcp_refused_connections > 0) --fam.tcp_refused_connections;
+  } else {
+    state_.clients.release_tcp_connection(c.client());
+  }
 }
 
 void TcpListener::on_acceptable() {
@@ -57,16 +64,23 @@ void TcpListener::on_acceptable() {
     }
     loop::UniqueFd fd(cfd);
     FamilyState& fam = state_.family(local_.family());
-    if (fam.tcp_connections >= tcp_connection_cap) {
-      // Over the cap: closed at once (documented), so the client learns
-      // immediately instead of waiting for a timeout.
+    const auto* sa = reinterpret_cast<const sockaddr*>(&peer);
+    const TcpAdmission admission =
+        tcp_connection_admission(fam.tcp_connections, fam.tcp_refused_connections, state_.access.decide(sa));
+    // Over the cap or the refused clients' budget: closed at once
+    // (documented), so the client learns immediately instead of waiting
+    // for a timeout.
+    if (admission == TcpAdmission::over_cap) {
       state_.reject(Rejection::tcp_connection_cap);
       continue;
     }
-    const auto* sa = reinterpret_cast<const sockaddr*>(&peer);
-    // A client outside access_control is kept (its queries are answered
-    // REFUSED, like over UDP) but never enters the client table.
-    const bool outside = state_.access.decide(sa) == Access::refuse;
+    if (admission == TcpAdmission::over_refused_budget) {
+      state_.reject(Rejection::tcp_refused_budget);
+      continue;
+    }
+    // A client outside access_control is kept for its one REFUSED (like
+    // over UDP) but never enters the client table.
+    const bool outside = admission == TcpAdmission::refuse_once;
     const ClientKey client = client_key(sa);
     if (!outside) {
       const ClientVerdict v = state_.clients.admit_tcp_connection(client, sched_.now());
@@ -84,6 +98,7 @@ void TcpListener::on_acceptable() {
       continue;
     }
     ++fam.tcp_connections;
+    if (outside) ++fam.tcp_refused_connections;
     ++state_.tcp_accepted;
     TcpConnection* key = conn.get();
     conns_.emplace(key, std::move(conn));
@@ -93,10 +108,15 @@ void TcpListener::on_acceptable() {
 void TcpListener::release(TcpConnection* c) {
   auto it = conns_.find(c);
   if (it == conns_.end()) return;
-  FamilyState& fam = state_.family(local_.family());
-  if (fam.tcp_connections > 0) --fam.tcp_connections;
-  if (!c->outside_access()) state_.clients.release_tcp_connection(c->client());
+  forget(*c);
   conns_.erase(it);
+}
+
+void TcpListener::apply_access() {
+  for (auto& [p, c] : conns_) {
+    const ClientKey& k = c->client();
+    if (!c->refusing() && state_.access.decide(k.family, k.addr.data()) == Access::refuse) c->refuse_from_now();
+  }
 }
 
 void TcpListener::stop_accepting() {

@@ -30,10 +30,18 @@ class TcpListener {
   std::size_t connections() const { return conns_.size(); }
   // Shutdown drain: accept nothing more; let open connections finish.
   void stop_accepting();
+  // After access_control changed (a reload): open connections from clients
+  // it now refuses answer their next query REFUSED and close. Connections
+  // accepted from refused clients stay refused (they close after one
+  // REFUSED anyway; the client's next connection is judged afresh).
+  void apply_access();
   void on_acceptable();
 
  private:
   void release(TcpConnection* c);
+  // Gives back what an accepted connection holds: its place in the family's
+  // count, and its client share or its place in the refused budget.
+  void forget(const TcpConnection& c);
 
   event_base* base_;
   loop::Scheduler& sched_;

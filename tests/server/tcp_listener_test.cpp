@@ -280,3 +280,107 @@ TEST(TcpListener, ClientOutsideAccessControlGetsRefusedOverTcp) {
   CHECK_EQUAL(0u, rig.engine->in_flight());  // never forwarded
   CHECK_EQUAL(1u, rig.state.rejected(server::Rejection::tcp_access_refused));
 }
+
+// A refused client has nothing to gain from its connection but the REFUSED:
+// it is closed after one, however many queries were pipelined behind it, so
+// asking again and again cannot keep it open past the idle timeout.
+TEST(TcpListener, RefusedClientGetsOneRefusedThenTheConnectionCloses) {
+  TcpRig rig;
+  rig.state.access = server::AccessControl({{*server::parse_cidr("127.0.7.7", nullptr), server::Access::refuse}});
+  const int c = rig.connect_client("127.0.7.7");
+  auto both = framed_query(0x0303), b = framed_query(0x0404);
+  both.insert(both.end(), b.begin(), b.end());
+  send_all(c, both);
+  const auto reply = read_frame(rig, c);
+  CHECK_EQUAL(0x0303, dns::get_id(reply));
+  CHECK_EQUAL(5, reply[3] & 0x0F);
+  CHECK_TRUE(closed_by_server(rig, c));
+  CHECK_EQUAL(1u, rig.state.rejected(server::Rejection::tcp_access_refused));
+  CHECK_EQUAL(0u, rig.listener->connections());
+  CHECK_EQUAL(0u, rig.state.v4.tcp_connections);
+  CHECK_EQUAL(0u, rig.state.v4.tcp_refused_connections);
+}
+
+// However many connections a refused host opens, it holds at most the
+// refused clients' budget; an allowed client still connects and is served.
+TEST(TcpListener, RefusedClientsShareASmallBudgetOfConnections) {
+  TcpRig rig;
+  rig.state.access = server::AccessControl({{*server::parse_cidr("127.0.7.0/24", nullptr), server::Access::refuse}});
+  const std::uint32_t extra = 6;
+  for (std::uint32_t i = 0; i < server::tcp_refused_budget + extra; ++i) {
+    // Several refused addresses: the budget is shared, not per client.
+    rig.connect_client(i % 2 ? "127.0.7.7" : "127.0.7.8");
+    rig.spin(5);
+  }
+  rig.spin(30);
+  CHECK_EQUAL(server::tcp_refused_budget, rig.listener->connections());
+  CHECK_EQUAL(server::tcp_refused_budget, rig.state.v4.tcp_refused_connections);
+  CHECK_EQUAL(extra, rig.state.rejected(server::Rejection::tcp_refused_budget));
+  CHECK_EQUAL(0u, rig.state.rejected(server::Rejection::tcp_connection_cap));
+  for (std::uint32_t i = server::tcp_refused_budget; i < server::tcp_refused_budget + extra; ++i)
+    CHECK_TRUE(closed_by_server(rig, rig.clients[i]));
+
+  const int allowed = rig.connect_client("127.0.8.2");
+  send_all(allowed, framed_query(0x0202));
+  rig.spin(20);
+  rig.fake->answer_oldest();
+  CHECK_EQUAL(0x0202, dns::get_id(read_frame(rig, allowed)));
+
+  // Each refused connection ends after its REFUSED and gives its place back.
+  for (std::uint32_t i = 0; i < server::tcp_refused_budget; ++i) {
+    send_all(rig.clients[i], framed_query(static_cast<std::uint16_t>(0x0700 + i)));
+    CHECK_EQUAL(5, read_frame(rig, rig.clients[i])[3] & 0x0F);
+    CHECK_TRUE(closed_by_server(rig, rig.clients[i]));
+  }
+  CHECK_EQUAL(0u, rig.state.v4.tcp_refused_connections);
+  CHECK_EQUAL(1u, rig.listener->connections());
+  rig.connect_client("127.0.7.7");
+  rig.spin(20);
+  CHECK_EQUAL(1u, rig.state.v4.tcp_refused_connections);
+  CHECK_EQUAL(extra, rig.state.rejected(server::Rejection::tcp_refused_budget));
+}
+
+// A reload that takes the client's address off access_control reaches its
+// open connection: what it asked before is answered, its next query gets
+// REFUSED and the connection closes, giving back its client share.
+TEST(TcpListener, AccessWithdrawnOnAnOpenConnectionRefusesItsNextQuery) {
+  TcpRig rig;
+  const int c = rig.connect_client("127.0.8.3");
+  send_all(c, framed_query(0x0101));
+  rig.spin(20);
+  CHECK_EQUAL(1u, rig.fake->live());
+
+  rig.state.access = server::AccessControl({{*server::parse_cidr("127.0.8.3", nullptr), server::Access::refuse}});
+  rig.listener->apply_access();
+  rig.fake->answer_oldest();
+  const auto admitted = read_frame(rig, c);
+  CHECK_EQUAL(0x0101, dns::get_id(admitted));
+  CHECK_EQUAL(0, admitted[3] & 0x0F);  // admitted before the change: answered
+
+  send_all(c, framed_query(0x0202));
+  const auto refused = read_frame(rig, c);
+  CHECK_EQUAL(0x0202, dns::get_id(refused));
+  CHECK_EQUAL(5, refused[3] & 0x0F);
+  CHECK_EQUAL(1u, rig.fake->started());  // never forwarded
+  CHECK_TRUE(closed_by_server(rig, c));
+  CHECK_EQUAL(1u, rig.state.rejected(server::Rejection::tcp_access_refused));
+  CHECK_EQUAL(0u, rig.state.v4.tcp_connections);
+  server::ClientKey key;
+  key.addr = {127, 0, 8, 3};
+  const server::ClientRecord* rec = rig.state.clients.table().find(key);
+  CHECK_TRUE(rec == nullptr || rec->tcp_connections == 0);
+}
+
+// An unchanged ACL leaves open connections alone.
+TEST(TcpListener, AccessReappliedUnchangedKeepsServing) {
+  TcpRig rig;
+  const int c = rig.connect_client("127.0.8.4");
+  rig.listener->apply_access();
+  send_all(c, framed_query(0x0505));
+  rig.spin(20);
+  rig.fake->answer_oldest();
+  const auto a = read_frame(rig, c);
+  CHECK_EQUAL(0x0505, dns::get_id(a));
+  CHECK_EQUAL(0, a[3] & 0x0F);
+  CHECK_EQUAL(1u, rig.listener->connections());
+}

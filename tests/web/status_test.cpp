@@ -136,7 +136,7 @@ TEST(HealthStatus, DocumentCarriesUpstreamsAndListeners) {
       "\"tcp_zero_length_frame\":0,\"tcp_idle_timeout\":0,\"tcp_write_stalled\":0,"
       "\"udp_truncated_datagram\":0,\"send_failed\":0,\"accept_failed\":0,\"receive_failed\":0,"
       "\"udp_query_too_large\":0,\"udp_access_refused\":0,\"tcp_access_refused\":0,\"udp_client_share\":0,"
-      "\"tcp_client_share\":0,\"udp_client_rate\":0,\"tcp_client_rate\":0,\"client_table_full\":0}},\"open_episodes\":1,\"cache\":{\"enabled\":false}}",
+      "\"tcp_client_share\":0,\"udp_client_rate\":0,\"tcp_client_rate\":0,\"client_table_full\":0,\"tcp_refused_budget\":0}},\"open_episodes\":1,\"cache\":{\"enabled\":false}}",
       doc.c_str());
 }
 
