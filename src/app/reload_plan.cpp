@@ -6,12 +6,13 @@
 
 namespace nxdns::app {
 
-bool same_upstream(const config::Upstream& a, const config::Upstream& b) {
+namespace {
+
+// Everything but the trust anchors' contents.
+bool same_upstream_but_anchors(const config::Upstream& a, const config::Upstream& b) {
   return a.protocol == b.protocol && a.url == b.url && a.address == b.address && a.tls_name == b.tls_name &&
          a.ca_file == b.ca_file && a.method == b.method;
 }
-
-namespace {
 
 bool contains(const std::vector<net::Endpoint>& v, const net::Endpoint& e) {
   return std::find(v.begin(), v.end(), e) != v.end();
@@ -23,6 +24,13 @@ bool same_cache_settings(const config::Cache& a, const config::Cache& b) {
 }
 
 }  // namespace
+
+bool same_upstream(const config::Upstream& a, const config::Upstream& b) {
+  // A running transport verifies with the anchors it read when it was built
+  // (DoT: its TLS config; DoH: libcurl's cached CA store), so the same path
+  // with other certificates in it means other trust anchors.
+  return same_upstream_but_anchors(a, b) && a.ca_digest == b.ca_digest;
+}
 
 ReloadPlan plan_reload(const config::Config& running, const config::Config& next) {
   ReloadPlan p;
@@ -44,6 +52,12 @@ ReloadPlan plan_reload(const config::Config& running, const config::Config& next
   }
   for (std::size_t j = 0; j < next.upstreams.size(); ++j) {
     if (!matched[j] && next.upstreams[j].enabled) p.start.push_back(j);
+  }
+  for (const std::size_t j : p.start) {
+    const bool anchors_only = std::any_of(p.drain.begin(), p.drain.end(), [&](std::size_t i) {
+      return same_upstream_but_anchors(running.upstreams[i], next.upstreams[j]);
+    });
+    if (anchors_only) p.new_trust_anchors.push_back(j);
   }
 
   for (const auto& e : running.listen) (contains(next.listen, e) ? p.keep_listen : p.close_listen).push_back(e);
@@ -68,6 +82,12 @@ std::string describe(const ReloadPlan& p) {
   std::string s = log::cat("upstreams: ", p.keep.size(), " kept, ", p.drain.size(), " drained, ", p.start.size(),
                            " started; listeners: ", p.keep_listen.size(), " kept, ", p.close_listen.size(), " closed, ",
                            p.open_listen.size(), " opened");
+  if (!p.new_trust_anchors.empty()) {
+    std::string which;
+    for (const auto j : p.new_trust_anchors) which += log::cat(which.empty() ? "" : ", ", j);
+    s += log::cat("; new trust anchors (ca_file contents changed) for upstream(s) ", which,
+                  ": new sessions verify against them");
+  }
   if (p.budgets_changed) s += "; budgets changed";
   if (p.cache_changed) s += "; cache settings changed (entries kept)";
   if (p.log_level_changed) s += "; log level changed";

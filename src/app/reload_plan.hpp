@@ -15,9 +15,10 @@
 namespace nxdns::app {
 
 // Two upstream entries are the same upstream when everything the transport
-// is built from is the same: kind, URL, dial address, TLS name, trust anchor
-// (ca_file) and DoH method. Priority is not identity (it only reorders
-// failover), nor is the entry's place in the file.
+// is built from is the same: kind, URL, dial address, TLS name, trust
+// anchors (the ca_file path and the contents the loader read from it) and
+// DoH method. Priority is not identity (it only reorders failover), nor is
+// the entry's place in the file.
 bool same_upstream(const config::Upstream& a, const config::Upstream& b);
 
 struct ReloadPlan {
@@ -31,6 +32,10 @@ struct ReloadPlan {
   std::vector<Kept> keep;
   std::vector<std::size_t> drain;  // old indexes: no new exchanges, then closed
   std::vector<std::size_t> start;  // new indexes: transports built and added
+  // New indexes in `start` whose only change is the contents of their
+  // ca_file: drained and started like any changed upstream, so that new
+  // sessions verify against the new anchors; named in the log line.
+  std::vector<std::size_t> new_trust_anchors;
 
   std::vector<net::Endpoint> keep_listen;   // stay bound: not a query lost
   std::vector<net::Endpoint> close_listen;  // stop reading, closed after the drain

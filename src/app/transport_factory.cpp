@@ -1,5 +1,7 @@
 #include "app/transport_factory.hpp"
 
+#include <map>
+
 #include "upstream/curl_multi.hpp"
 #include "upstream/doh_transport.hpp"
 #include "upstream/dot_transport.hpp"
@@ -15,6 +17,20 @@ namespace {
 struct SharedCurl {
   event_base* base = nullptr;
   std::weak_ptr<upstream::CurlMulti> multi;
+  // The contents (SHA-256) of each ca_file the multi's transports were
+  // built with. libcurl keys its cached CA store (CURLOPT_CA_CACHE_TIMEOUT,
+  // 24 h by default) and the connections it reuses by the CA file's path,
+  // not its contents: a DoH upstream rebuilt by a reload for new contents
+  // at the same path would keep verifying with the old anchors, and reuse
+  // connections they verified. It gets a fresh multi instead, which the
+  // upstreams built after it share.
+  std::map<std::string, config::Sha256> anchors;
+
+  bool anchors_changed(const config::Upstream& u) const {
+    if (!u.ca_file || !u.ca_digest) return false;
+    const auto it = anchors.find(*u.ca_file);
+    return it != anchors.end() && it->second != *u.ca_digest;
+  }
 };
 
 }  // namespace
@@ -34,12 +50,14 @@ TransportFactory default_transport_factory(TransportLimits limits) {
       return upstream::DotTransport::create(base, sched, o, why);
     }
     std::shared_ptr<upstream::CurlMulti> multi = shared->multi.lock();
-    if (!multi || shared->base != base) {
+    if (!multi || shared->base != base || shared->anchors_changed(u)) {
       multi = upstream::CurlMulti::create(base, why);
       if (!multi) return nullptr;
       shared->base = base;
       shared->multi = multi;
+      shared->anchors.clear();
     }
+    if (u.ca_file && u.ca_digest) shared->anchors[*u.ca_file] = *u.ca_digest;
     upstream::DohTransportOptions o;
     o.address = u.address;
     o.tls_name = u.tls_name;

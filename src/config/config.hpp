@@ -1,6 +1,7 @@
 #pragma once
 // The daemon's configuration as plain structs. load_* validates everything up
 // front: a Config that exists is a Config the daemon can start from.
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -16,6 +17,7 @@
 namespace nxdns::config {
 
 enum class Protocol { dot, doh };
+using Sha256 = std::array<std::uint8_t, 32>;
 enum class DohMethod { post, get };
 
 struct Upstream {
@@ -34,6 +36,9 @@ struct Upstream {
   int priority = 0;         // lower is preferred; ties keep file order
   bool enabled = true;
   std::optional<std::string> ca_file;  // absolute; was readable at load time
+  // SHA-256 of ca_file's contents as the loader read them; unset without a
+  // ca_file, or when LoadOptions::check_files is off.
+  std::optional<Sha256> ca_digest;
   DohMethod method = DohMethod::post;  // DoH only
   int line = 0;             // where the entry starts in the file (1-based)
 };

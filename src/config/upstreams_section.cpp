@@ -7,6 +7,7 @@
 
 #include <cerrno>
 
+#include "config/file_digest.hpp"
 #include "config/posix_file.hpp"
 #include "config/url.hpp"
 
@@ -14,12 +15,15 @@ namespace nxdns::config::detail {
 
 namespace {
 
-void check_ca_file(const YamlReader& r, const std::string& file, const YAML::Node& n, const std::string& path) {
+// Checks that `file` can serve as trust anchors and returns the SHA-256 of
+// its contents (nothing when files are not checked).
+std::optional<Sha256> check_ca_file(const YamlReader& r, const std::string& file, const YAML::Node& n,
+                                    const std::string& path) {
   // Relative paths would resolve against the daemon's working directory
   // (/ under systemd), not the config file's: a trap either way.
   if (file.front() != '/') r.fail(path, n.Mark(), "must be an absolute path, got " + quote(file));
   if (file.find('\0') != std::string::npos) r.fail(path, n.Mark(), "path contains a NUL byte");
-  if (!r.options().check_files) return;
+  if (!r.options().check_files) return std::nullopt;
   struct stat st {};
   if (::stat(file.c_str(), &st) != 0) {
     r.fail(path, n.Mark(), "cannot read CA file " + quote(file) + ": " + errno_text(errno));
@@ -29,6 +33,10 @@ void check_ca_file(const YamlReader& r, const std::string& file, const YAML::Nod
   Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0) r.fail(path, n.Mark(), "cannot read CA file " + quote(file) + ": " + errno_text(errno));
   if (st.st_size == 0) r.fail(path, n.Mark(), "CA file " + quote(file) + " is empty");
+  int err = 0;
+  auto digest = sha256_of_fd(fd.get(), &err);
+  if (!digest) r.fail(path, n.Mark(), "cannot read CA file " + quote(file) + ": " + errno_text(err));
+  return digest;
 }
 
 Upstream read_upstream(const YamlReader& r, const YAML::Node& n, const std::string& path, YAML::Mark& url_mark) {
@@ -96,7 +104,7 @@ Upstream read_upstream(const YamlReader& r, const YAML::Node& n, const std::stri
   if (const Entry* e = find(m, "ca_file")) {
     const std::string p = join(path, "ca_file");
     std::string f = r.read_nonempty(e->value, p);
-    check_ca_file(r, f, e->value, p);
+    u.ca_digest = check_ca_file(r, f, e->value, p);
     u.ca_file = std::move(f);
   }
   if (const Entry* e = find(m, "method")) {

@@ -12,6 +12,7 @@
 #include "upstream/certificate_time.hpp"
 #include "upstream/doh_wire.hpp"
 #include "upstream/retry_decision.hpp"
+#include "upstream/tls_ciphersuites.hpp"
 #include "upstream/tls_config.hpp"
 
 namespace nxdns::upstream {
@@ -45,6 +46,20 @@ const char* http_version_name(long v) {
     default:
       return "";
   }
+}
+
+// RFC 9325 §4.1 for DoH as for DoT (tls_ciphersuites.hpp), in OpenSSL's
+// names: libcurl hands CURLOPT_SSL_CIPHER_LIST to its TLS library verbatim,
+// so another backend would fail every handshake on them. Such a build keeps
+// its library's TLS 1.2 defaults, and each DoH upstream says so when built.
+std::string tls12_cipher_list(const std::string& label) {
+  const curl_version_info_data* v = curl_lib().version_info(CURLVERSION_NOW);
+  const std::string ssl = v && v->ssl_version ? v->ssl_version : "";
+  if (ssl.rfind("OpenSSL/", 0) == 0) return openssl_tls12_cipher_list();
+  log::warn("doh ", label, ": libcurl's TLS library is ", ssl.empty() ? std::string("unknown") : ssl,
+            ", not OpenSSL: its default TLS 1.2 cipher suites apply, not only ECDHE with AES-GCM or "
+            "ChaCha20-Poly1305");
+  return {};
 }
 
 curl_slist* append(curl_slist* list, const char* line, bool& ok) {
@@ -230,6 +245,7 @@ DohTransport::DohTransport(Key, std::shared_ptr<CurlMulti> multi, CurlMulti::Hos
       sched_(sched),
       opts_(opts),
       ca_file_(std::move(ca_file)),
+      tls12_ciphers_(tls12_cipher_list(opts.label)),
       base_url_(doh_base_url(opts.tls_name, opts.address.port(), opts.path)),
       completions_(sched, log::cat("doh ", opts.label)),
       capacity_grew_timer_(sched) {
@@ -342,6 +358,7 @@ bool DohTransport::configure(Exchange& ex, std::string* why) {
   // Only the configured anchors: no compiled-in CA directory on the side.
   set(CURLOPT_CAPATH, "CAPATH", static_cast<const char*>(nullptr));
   set(CURLOPT_SSLVERSION, "SSLVERSION", static_cast<long>(CURL_SSLVERSION_TLSv1_2));
+  if (!tls12_ciphers_.empty()) set(CURLOPT_SSL_CIPHER_LIST, "SSL_CIPHER_LIST", tls12_ciphers_.c_str());
   // Content-Length above the bound fails the transfer before the body.
   set(CURLOPT_MAXFILESIZE, "MAXFILESIZE", static_cast<long>(doh_max_response));
   set(CURLOPT_CONNECTTIMEOUT_MS, "CONNECTTIMEOUT_MS", static_cast<long>(opts_.dial_timeout.count()));

@@ -23,7 +23,9 @@
 // may be this daemon), the certificate is verified against tls_name (SNI
 // and Host / :authority carry it too), and an https://IP/... upstream with a
 // tls_name works like any other. Verification is always on: the configured
-// ca_file, else the system bundle; no switch turns it off.
+// ca_file, else the system bundle; no switch turns it off. TLS 1.2 offers
+// only ECDHE with AES-GCM or ChaCha20-Poly1305, as DoT does
+// (tls_ciphersuites.hpp), when libcurl runs on OpenSSL.
 //
 // Failure mapping: non-2xx -> http_status ("HTTP 503"), wrong media type ->
 // bad_content_type, oversized -> response_too_large, invalid DNS ->
@@ -157,6 +159,7 @@ class DohTransport final : public Transport {
   loop::Scheduler& sched_;
   DohTransportOptions opts_;
   std::string ca_file_;
+  std::string tls12_ciphers_;  // CURLOPT_SSL_CIPHER_LIST; empty: the library's defaults
   std::string base_url_;  // carries the path: never logged (may hold a token)
   CurlSlistPtr post_headers_;
   CurlSlistPtr get_headers_;

@@ -17,6 +17,7 @@
 
 #include "log/log.hpp"
 #include "upstream/certificate_time.hpp"
+#include "upstream/tls_alert.hpp"
 
 namespace nxdns::upstream {
 
@@ -217,6 +218,11 @@ void DotSession::fail_tls(int ret, TlsPhase phase) {
   // that chokes on tickets: the next dial must not offer it again.
   if (phase == TlsPhase::handshake && ticket_offered_) tls_.session_cache().forget();
   TlsFailure f = classify_tls(ret, bio_, phase);
+  if (ret == MBEDTLS_ERR_SSL_FATAL_ALERT_MESSAGE) {
+    if (const auto alert = received_alert(ssl_)) {
+      f.detail = log::cat("peer sent fatal TLS alert ", describe_alert(*alert), " [", tls_error_text(ret), "]");
+    }
+  }
   if (f.cause == Cause::certificate) {
     f.cause = certificate_cause_from_mbedtls_flags(mbedtls_ssl_get_verify_result(&ssl_));
     f.detail = certificate_detail();

@@ -5,6 +5,7 @@
 
 #include "log/log.hpp"
 #include "upstream/tls_bio.hpp"
+#include "upstream/tls_ciphersuites.hpp"
 
 #if MBEDTLS_VERSION_MAJOR >= 3
 #include <psa/crypto.h>
@@ -113,6 +114,17 @@ std::unique_ptr<TlsClientConfig> TlsClientConfig::create(const std::optional<std
 #else
   mbedtls_ssl_conf_min_version(&cfg->conf_, MBEDTLS_SSL_MAJOR_VERSION_3, MBEDTLS_SSL_MINOR_VERSION_3);
 #endif
+  // RFC 8310 §9 / RFC 9325 §4.1: on TLS 1.2 only ECDHE with an AEAD cipher
+  // (tls_ciphersuites.hpp). A server that insists on static RSA, CBC or
+  // CCM-8 fails the handshake with a handshake_failure alert, which
+  // dot_session_handshake.cpp names.
+  cfg->ciphersuites_ = dot_ciphersuites();
+  if (!offers_tls12(cfg->ciphersuites_)) {
+    return fail(log::cat("this mbedTLS build (", tls_library_version(),
+                         ") has none of the TLS 1.2 cipher suites nxdns offers (ECDHE with AES-GCM or "
+                         "ChaCha20-Poly1305)"));
+  }
+  mbedtls_ssl_conf_ciphersuites(&cfg->conf_, cfg->ciphersuites_.data());
   // Session resumption (tls_session_cache.hpp): RFC 5077 tickets on TLS
   // 1.2 (the default on 2.28 and 3.x clients, asked for here so the intent
   // is explicit); TLS 1.3 tickets arrive through the signal enabled above.

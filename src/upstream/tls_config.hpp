@@ -1,6 +1,7 @@
 #pragma once
 // The TLS client configuration of one DoT upstream: trust anchors, RNG and
-// protocol limits, shared by the upstream's sessions. Certificate
+// protocol limits (versions, cipher suites: tls_ciphersuites.hpp), shared by
+// the upstream's sessions. Certificate
 // verification is always required; there is deliberately no switch to turn
 // it off (an insecure mode would be one config typo away from shipping).
 #include <mbedtls/ctr_drbg.h>
@@ -12,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "upstream/handshake_stats.hpp"
 #include "upstream/tls_session_cache.hpp"
@@ -48,6 +50,8 @@ class TlsClientConfig {
   // /etc/ssl/...", "ca_file /x/ca.pem").
   const std::string& ca_source() const { return ca_source_; }
   std::size_t ca_count() const { return ca_count_; }
+  // What the ssl config offers, 0-terminated (dot_ciphersuites()).
+  const std::vector<int>& ciphersuites() const { return ciphersuites_; }
   // The upstream's resumable session, shared by its slots (one config per
   // upstream, so never offered to another one).
   TlsSessionCache& session_cache() { return session_cache_; }
@@ -58,6 +62,9 @@ class TlsClientConfig {
   mbedtls_entropy_context entropy_;
   mbedtls_ctr_drbg_context drbg_;
   mbedtls_x509_crt ca_;
+  // conf_ keeps a pointer into it (mbedtls_ssl_conf_ciphersuites copies
+  // nothing), so it lives exactly as long as conf_.
+  std::vector<int> ciphersuites_;
   mbedtls_ssl_config conf_;
   std::string ca_source_;
   std::size_t ca_count_ = 0;

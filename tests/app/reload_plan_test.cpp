@@ -3,6 +3,10 @@
 // rebind for it. A failing row names the promise it broke.
 #include "app/reload_plan.hpp"
 
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -27,6 +31,24 @@ const std::string C_other_address =
     "  - url: \"https://c.test:8443/dns-query\"\n    address: \"127.0.0.4\"\n";
 const std::string C_address = "  - url: \"https://c.test:8443/dns-query\"\n    address: \"127.0.0.3\"\n";
 
+// An upstream with trust anchors of its own, in a file the table rewrites
+// between the two loads (Row::rewrite_ca).
+struct CaFile {
+  std::string path;
+  CaFile() {
+    char tmpl[] = "/tmp/nxdns-reload-ca-XXXXXX";
+    const int fd = ::mkstemp(tmpl);
+    if (fd >= 0) ::close(fd);
+    path = tmpl;
+    write("anchors one\n");
+  }
+  ~CaFile() { ::unlink(path.c_str()); }
+  void write(const std::string& contents) const { std::ofstream(path, std::ios::trunc) << contents; }
+};
+const CaFile ca, other_ca;
+const std::string A_ca = A + "    ca_file: \"" + ca.path + "\"\n";
+const std::string A_other_ca_path = A + "    ca_file: \"" + other_ca.path + "\"\n";
+
 const std::string L1 = "  - \"127.0.0.1:5301\"\n";
 const std::string L2 = "  - \"127.0.0.1:5302\"\n";
 
@@ -47,6 +69,10 @@ struct Row {
   std::size_t listen_kept, listen_closed, listen_opened;
   std::vector<std::string> needs_restart;
   bool budgets = false, cache = false, log_level = false;
+  std::vector<std::size_t> new_anchors = {};
+  // Written over `ca` after `before` is loaded: the same path, maybe other
+  // contents (the file is "anchors one\n" when `before` is read).
+  const char* rewrite_ca = nullptr;
 };
 
 std::string show(const ReloadPlan& p) {
@@ -56,14 +82,19 @@ std::string show(const ReloadPlan& p) {
   for (auto i : p.drain) s += nxdns::log::cat(i, " ");
   s += "start=";
   for (auto i : p.start) s += nxdns::log::cat(i, " ");
+  s += "new_anchors=";
+  for (auto i : p.new_trust_anchors) s += nxdns::log::cat(i, " ");
   return s;
 }
 
 void check(const Row& r) {
+  ca.write("anchors one\n");
   const auto before = nxdns::config::load_string(r.before, "before.yaml");
+  if (r.rewrite_ca) ca.write(r.rewrite_ca);
   const auto after = nxdns::config::load_string(r.after, "after.yaml");
   const ReloadPlan p = plan_reload(before, after);
   bool same = p.keep.size() == r.keep.size() && p.drain == r.drain && p.start == r.start &&
+              p.new_trust_anchors == r.new_anchors &&
               p.keep_listen.size() == r.listen_kept && p.close_listen.size() == r.listen_closed &&
               p.open_listen.size() == r.listen_opened && p.needs_restart == r.needs_restart &&
               p.budgets_changed == r.budgets && p.cache_changed == r.cache && p.log_level_changed == r.log_level;
@@ -113,6 +144,15 @@ TEST(ReloadPlan, Table) {
       {"moving the web surface needs a restart", yaml(L1, A),
        "listen:\n" + L1 + "upstreams:\n" + A + "http:\n  listen: \"127.0.0.1:8154\"\n", {{0, 0, 0}}, {}, {}, 1, 0, 0,
        {"http.listen"}},
+      {"new certificates written over the ca_file: drained and started, named", yaml(L1, A_ca + B),
+       yaml(L1, A_ca + B), {{1, 1, 0}}, {0}, {0}, 1, 0, 0, {}, false, false, false, {0}, "anchors two\n"},
+      {"the ca_file rewritten with the same bytes (a new mtime): kept", yaml(L1, A_ca + B), yaml(L1, A_ca + B),
+       {{0, 0, 0}, {1, 1, 0}}, {}, {}, 1, 0, 0, {}, false, false, false, {}, "anchors one\n"},
+      {"new anchors and a new priority: still drained and started", yaml(L1, A_ca + B),
+       yaml(L1, A_ca + "    priority: 5\n" + B), {{1, 1, 0}}, {0}, {0}, 1, 0, 0, {}, false, false, false, {0},
+       "anchors two\n"},
+      {"another ca_file path is another upstream, not new anchors", yaml(L1, A_ca + B), yaml(L1, A_other_ca_path + B),
+       {{1, 1, 0}}, {0}, {0}, 1, 0, 0, {}, false, false, false, {}, nullptr},
       {"turning the web surface off needs a restart", yaml(L1, A),
        "listen:\n" + L1 + "upstreams:\n" + A + "http:\n  enabled: false\n", {{0, 0, 0}}, {}, {}, 1, 0, 0,
        {"http.enabled"}},

@@ -13,6 +13,7 @@
 #include <mbedtls/ctr_drbg.h>
 #include <mbedtls/entropy.h>
 #include <mbedtls/pk.h>
+#include <mbedtls/rsa.h>
 #include <mbedtls/ssl.h>
 #include <mbedtls/version.h>
 #include <mbedtls/x509_crt.h>
@@ -90,6 +91,15 @@ inline void gen_ec_key(PkKey& k, TestRng& rng) {
   }
 }
 
+// RSA-2048: the smallest size mbedTLS's default verification profile
+// accepts. Only for tests of RSA key exchanges (ECDSA keys are cheaper).
+inline void gen_rsa_key(PkKey& k, TestRng& rng) {
+  if (mbedtls_pk_setup(&k.pk, mbedtls_pk_info_from_type(MBEDTLS_PK_RSA)) != 0 ||
+      mbedtls_rsa_gen_key(mbedtls_pk_rsa(k.pk), mbedtls_ctr_drbg_random, &rng.drbg, 2048, 65537) != 0) {
+    throw std::runtime_error("test RSA key generation failed");
+  }
+}
+
 inline std::string key_pem(PkKey& k) {
   std::vector<unsigned char> buf(4096);
   if (mbedtls_pk_write_key_pem(&k.pk, buf.data(), buf.size()) != 0) throw std::runtime_error("key pem failed");
@@ -134,17 +144,22 @@ inline std::string issue_cert(TestRng& rng, PkKey& subject_key, const std::strin
 }
 
 // A CA and a server certificate for `server_name` (in the CN; mbedTLS checks
-// the CN when a certificate has no subjectAltName) signed by it.
+// the CN when a certificate has no subjectAltName) signed by it. The CA's key
+// is ECDSA P-256; the server's too, unless `rsa_server_key`.
 struct TestPki {
   std::string ca_pem;
   std::string cert_pem;
   std::string key_pem;
 
-  explicit TestPki(const std::string& server_name) {
+  explicit TestPki(const std::string& server_name, bool rsa_server_key = false) {
     TestRng rng;
     PkKey ca_key, srv_key;
     gen_ec_key(ca_key, rng);
-    gen_ec_key(srv_key, rng);
+    if (rsa_server_key) {
+      gen_rsa_key(srv_key, rng);
+    } else {
+      gen_ec_key(srv_key, rng);
+    }
     const std::string ca_dn = "CN=nxdns test CA,O=nxdns tests";
     ca_pem = issue_cert(rng, ca_key, ca_dn, ca_key, ca_dn, true, 1);
     cert_pem = issue_cert(rng, srv_key, "CN=" + server_name + ",O=nxdns tests", ca_key, ca_dn, false, 2);
@@ -194,6 +209,9 @@ struct DotTestBehaviour {
   // Of the queries decrypted from one read, answer only the first; swallow
   // the rest (dnsdist 1.7's TLS frontend: one answer per coalesced write).
   bool answer_first_of_batch = false;
+  // The only cipher suites the server accepts (IANA ids), and TLS 1.2 at
+  // most; empty: the library's defaults and versions.
+  std::vector<int> ciphersuites;
 };
 
 class DotTestServer {
@@ -229,6 +247,17 @@ class DotTestServer {
     if (ret != 0) throw std::runtime_error("test server TLS setup failed");
     mbedtls_ssl_conf_rng(&conf_, mbedtls_ctr_drbg_random, &rng_.drbg);
     if (mbedtls_ssl_conf_own_cert(&conf_, &cert_, &key_.pk) != 0) throw std::runtime_error("own cert failed");
+    if (!behaviour_.ciphersuites.empty()) {
+      // conf_ keeps the pointer: the list is a member.
+      ciphersuites_ = behaviour_.ciphersuites;
+      ciphersuites_.push_back(0);
+      mbedtls_ssl_conf_ciphersuites(&conf_, ciphersuites_.data());
+#if MBEDTLS_VERSION_MAJOR >= 3
+      mbedtls_ssl_conf_max_tls_version(&conf_, MBEDTLS_SSL_VERSION_TLS1_2);
+#else
+      mbedtls_ssl_conf_max_version(&conf_, MBEDTLS_SSL_MAJOR_VERSION_3, MBEDTLS_SSL_MINOR_VERSION_3);
+#endif
+    }
 #if defined(MBEDTLS_SSL_TICKET_C)
     // Real DoT servers issue session tickets; under TLS 1.3 they arrive
     // after the handshake, which the client must take in its stride.
@@ -544,6 +573,7 @@ class DotTestServer {
   TestRng rng_;
   PkKey key_;
   mbedtls_x509_crt cert_;
+  std::vector<int> ciphersuites_;
   mbedtls_ssl_config conf_;
 #if defined(MBEDTLS_SSL_TICKET_C)
   mbedtls_ssl_ticket_context ticket_;
