@@ -30,10 +30,11 @@
 //   ran out) opens a stale_recheck window on that entry. Inside it every
 //   client gets the stale answer at once, from the loop, and nothing for
 //   that key goes upstream; the first query after it starts one refresh
-//   (joined as above). So a name's refreshes against a failing upstream are
-//   at most one per window, each at most the pool's exchanges for one
-//   request (one per upstream, plus one more after an attempt timeout).
-//   An answer to the refresh, even one that is not stored, closes it.
+//   (joined as above). So against a failing upstream a stale name costs at
+//   most one refresh per window (another per max_joiners + 1 clients
+//   arriving while it runs), each one pool request (an attempt per
+//   upstream, plus one more after an attempt timeout). An answer to the
+//   refresh, even one that is not stored, closes the window.
 // - Prefetch: a hit in the last prefetch_percent of an entry's TTL starts a
 //   background refresh when may_prefetch() allows (never the last free
 //   capacity of the pool).
