@@ -55,7 +55,8 @@ bool AnswerStore::put(Key k, dns::Bytes answer, EntryAge age, bool negative) {
   const std::size_t c = cost(k, answer, *layout);
   if (c > max_bytes_) return false;
   while (bytes() + c > max_bytes_ && !order_.empty()) remove(victim());
-  order_.push_front(Node{std::move(k), StoredAnswer{std::move(answer), std::move(*layout), age, negative}, c, false});
+  order_.push_front(
+      Node{std::move(k), StoredAnswer{std::move(answer), std::move(*layout), age, negative, std::nullopt}, c, false});
   index_.emplace(order_.front().key.packed, order_.begin());
   bytes_ += c;
   // The insert may have grown the bucket array past the bound. The new

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -35,6 +36,10 @@ struct StoredAnswer {
   AnswerLayout layout;  // layout_of(answer), found once when stored; its client form on the first hit
   EntryAge age;
   bool negative = false;
+  // When a refresh of this entry, stale, last failed: it opens the failure
+  // recheck window (refresh_state_on_arrival). Part of the entry, so it is
+  // bounded and evicted with it, and a stored refresh (a new entry) clears it.
+  std::optional<loop::TimePoint> refresh_failed_at;
 };
 
 class AnswerStore {

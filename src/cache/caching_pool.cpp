@@ -98,6 +98,7 @@ CachingPool::Ticket CachingPool::submit(const dns::Query& q, dns::ByteView raw, 
 
   const loop::TimePoint now = sched_.now();
   bool stale_available = false;
+  std::optional<loop::TimePoint> refresh_failed_at;
   if (StoredAnswer* a = store_.find(m.key)) {
     const Freshness f = freshness_at(a->age, now, rules());
     if (f == Freshness::fresh || f == Freshness::fresh_prefetch) {
@@ -115,14 +116,18 @@ CachingPool::Ticket CachingPool::submit(const dns::Query& q, dns::ByteView raw, 
       store_.erase(m.key);
     } else {
       stale_available = true;
+      refresh_failed_at = a->refresh_failed_at;
     }
   }
 
   ++stats_.misses;
-  if (stale_available && !pool_.has_healthy_entry() &&
-      may_serve_stale(opts_.serve_stale, Freshness::stale, RefreshState::upstreams_failing)) {
-    serve_stale_now(m, raw);
-    return t;
+  if (stale_available) {
+    const RefreshState known =
+        refresh_state_on_arrival(refresh_failed_at, now, opts_.stale_recheck, pool_.has_healthy_entry());
+    if (may_serve_stale(opts_.serve_stale, Freshness::stale, known)) {
+      serve_stale_now(m, raw, known);
+      return t;
+    }
   }
   auto j = joinable_.find(m.key.packed);
   if (j != joinable_.end()) {
@@ -138,10 +143,14 @@ CachingPool::Ticket CachingPool::submit(const dns::Query& q, dns::ByteView raw, 
   return t;
 }
 
-void CachingPool::serve_stale_now(Member& m, dns::ByteView raw) {
-  // A refresh still goes (one per key, and only a few at once: they are what
-  // finds the upstream back, and one replaces the entry when it answers).
-  if (!joinable_.count(m.key.packed) && may_refresh_behind_stale(pool_.snapshot())) start_flight(m.key, raw, {}, true);
+void CachingPool::serve_stale_now(Member& m, dns::ByteView raw, RefreshState known) {
+  if (known == RefreshState::failed_recently) {
+    ++stats_.stale_refreshes_skipped;
+  } else if (!joinable_.count(m.key.packed) && may_refresh_behind_stale(pool_.snapshot())) {
+    // A refresh still goes (one per key, and only a few at once: they are
+    // what finds the upstream back, and one replaces the entry when it answers).
+    start_flight(m.key, raw, {}, true);
+  }
   const StoredAnswer* a = store_.find(m.key);
   ++stats_.stale_served;
   auto out = std::make_shared<upstream::PoolOutcome>(answer_for(m, a->answer, 0, stale_answer_ttl));
@@ -203,37 +212,42 @@ void CachingPool::on_flight_done(FlightId id, upstream::PoolOutcome&& out) {
       // One walk for the verdict and the stored form.
       const dns::wire::Layout layout = dns::wire::scan(out.response);
       const AnswerTtl verdict = answer_ttl(out.response, layout, opts_.clamp);
+      std::optional<dns::Bytes> stored;
       if (verdict.cacheable()) {
         const bool negative = verdict.verdict == Verdict::negative;
-        auto stored =
+        stored =
             clamp_record_ttls(out.response, layout, opts_.clamp.min_ttl, negative ? verdict.ttl : opts_.clamp.max_ttl);
         // The flight's key is not needed again on this path: moved, not copied.
+        // put() replaces the old entry, its recheck window with it.
         if (stored && store_.put(std::move(f->key), std::move(*stored), EntryAge{now, verdict.ttl}, negative)) {
           ++stats_.stores;
         }
       } else {
         ++stats_.not_stored[std::min<std::size_t>(static_cast<std::size_t>(verdict.verdict), stats_.not_stored.size() - 1)];
       }
+      // Not stored, the old entry stays; but the upstream answers this name
+      // again, so the next client asks it rather than getting stale unasked.
+      if (!stored) {
+        if (StoredAnswer* old = store_.find(f->key)) old->refresh_failed_at.reset();
+      }
     }
   }
 
   // A failed refresh leaves the old entry: stale for the waiting clients when
   // the rules allow, and for later ones.
-  const StoredAnswer* stale = nullptr;
   if (state != RefreshState::answered) {
-    if (StoredAnswer* a = store_.find(f->key)) {
-      if (may_serve_stale(opts_.serve_stale, freshness_at(a->age, now, rules()), state)) stale = a;
+    if (const StoredAnswer* stale = refresh_failed(f->key, state, now)) {
+      // Copied: a client's callback may change the store.
+      const dns::Bytes copy = stale->answer;
+      deliver_stale(*f, copy);
+      return;
     }
   }
-  const dns::Bytes stale_copy = stale ? stale->answer : dns::Bytes{};
   for (Ticket t : f->members) {
     auto it = members_.find(t);
     if (it == members_.end()) continue;
     const Member& m = it->second;
-    if (stale) {
-      ++stats_.stale_served;
-      deliver(t, answer_for(m, stale_copy, 0, stale_answer_ttl));
-    } else if (out.ok) {
+    if (out.ok) {
       deliver(t, answer_for(m, out.response, 0, {}));
     } else {
       upstream::PoolOutcome copy = out;
@@ -242,11 +256,35 @@ void CachingPool::on_flight_done(FlightId id, upstream::PoolOutcome&& out) {
   }
 }
 
+const StoredAnswer* CachingPool::refresh_failed(const Key& key, RefreshState how, loop::TimePoint now) {
+  StoredAnswer* a = store_.find(key);
+  if (!a || !may_serve_stale(opts_.serve_stale, freshness_at(a->age, now, rules()), how)) return nullptr;
+  a->refresh_failed_at = now;
+  return a;
+}
+
+void CachingPool::deliver_stale(const Flight& f, const dns::Bytes& stale) {
+  for (Ticket t : f.members) {
+    auto it = members_.find(t);
+    if (it == members_.end()) continue;
+    ++stats_.stale_served;
+    deliver(t, answer_for(it->second, stale, 0, stale_answer_ttl));
+  }
+}
+
 void CachingPool::on_flight_expired(FlightId id) {
   Flights::node_type node = take_flight(id);
   if (node.empty()) return;
   Flight* const f = &node.mapped();
   pool_.cancel(f->ticket);
+  // A refresh that ran out of the whole budget failed like any other: the
+  // recheck window opens and the clients still attached get the stale
+  // answer, not another exchange for the name.
+  if (const StoredAnswer* stale = refresh_failed(f->key, RefreshState::every_attempt_failed, sched_.now())) {
+    const dns::Bytes copy = stale->answer;
+    deliver_stale(*f, copy);
+    return;
+  }
   std::vector<Ticket> still;
   for (Ticket t : f->members)
     if (members_.count(t)) still.push_back(t);

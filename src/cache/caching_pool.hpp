@@ -25,6 +25,16 @@
 //   (Pool::has_healthy_entry), it gets the stale answer at once, from the
 //   loop, and the refresh runs in the background. Never while a fresh
 //   answer exists.
+// - Failure recheck (RFC 8767 §4, §5): a refresh of a stale entry that
+//   fails (every attempt failed, SERVFAIL/REFUSED, or the flight's budget
+//   ran out) opens a stale_recheck window on that entry. Inside it every
+//   client gets the stale answer at once, from the loop, and nothing for
+//   that key goes upstream; the first query after it starts one refresh
+//   (joined as above). So against a failing upstream a stale name costs at
+//   most one refresh per window (another per max_joiners + 1 clients
+//   arriving while it runs), each one pool request (an attempt per
+//   upstream, plus one more after an attempt timeout). An answer to the
+//   refresh, even one that is not stored, closes the window.
 // - Prefetch: a hit in the last prefetch_percent of an entry's TTL starts a
 //   background refresh when may_prefetch() allows (never the last free
 //   capacity of the pool).
@@ -59,6 +69,10 @@ struct CacheOptions {
   // it (measured: 1.80-1.81 s). 1.5 s leaves 0.3 s for a loaded Pi and is
   // still 35 round trips of a 40 ms upstream for the fresh answer to win.
   loop::Duration client_response_timer = std::chrono::milliseconds(1500);
+  // RFC 8767 §4 recommends refreshing from a failing upstream no more often
+  // than every 30 s: after a stale entry's refresh fails, its clients get
+  // the stale answer at once for this long, and no refresh is sent.
+  loop::Duration stale_recheck = std::chrono::seconds(30);
   bool prefetch = true;
   std::uint32_t prefetch_percent = 10;
   // Clients joining one flight besides the first. Equal to the pool's per-entry in-flight cap:
@@ -74,6 +88,8 @@ struct CacheStats {
   std::uint64_t hits = 0;          // answered from a fresh entry
   std::uint64_t misses = 0;        // had to wait for an exchange (joined or started)
   std::uint64_t stale_served = 0;  // stale answers sent (RFC 8767)
+  // Of those, sent at once without a refresh: one failed within stale_recheck.
+  std::uint64_t stale_refreshes_skipped = 0;
   std::uint64_t prefetches = 0;    // background refreshes started by a hit
   std::uint64_t dedup_joins = 0;   // clients that joined an exchange in flight
   std::uint64_t stores = 0;        // answers stored
@@ -165,8 +181,15 @@ class CachingPool {
   FreshnessRules rules() const;
   void start_flight(const Key& key, dns::ByteView query, std::vector<Ticket> members, bool background);
   // Answers `m` (not attached to any flight) from its stale entry, from the
-  // loop, and makes sure a background refresh for its key is in flight.
-  void serve_stale_now(Member& m, dns::ByteView raw);
+  // loop. `known` says why it need not wait: upstreams_failing makes sure a
+  // background refresh for its key is in flight; failed_recently sends none.
+  void serve_stale_now(Member& m, dns::ByteView raw, RefreshState known);
+  // A refresh for `key` ended without an answer (`how`). When the rules
+  // serve its entry stale, opens the entry's failure recheck window and
+  // returns it (for the clients still waiting); nullptr otherwise.
+  const StoredAnswer* refresh_failed(const Key& key, RefreshState how, loop::TimePoint now);
+  // Delivers the stale answer to every client still attached to `f`.
+  void deliver_stale(const Flight& f, const dns::Bytes& stale);
   void on_flight_done(FlightId id, upstream::PoolOutcome&& out);
   void on_flight_expired(FlightId id);
   void on_client_timer(Ticket t);

@@ -40,11 +40,18 @@ bool may_serve_stale(bool serve_stale, Freshness entry, RefreshState refresh) {
     case RefreshState::timer_elapsed:
     case RefreshState::every_attempt_failed:
     case RefreshState::error_answer:
-    case RefreshState::upstreams_failing: return true;
+    case RefreshState::upstreams_failing:
+    case RefreshState::failed_recently: return true;
     case RefreshState::waiting:
     case RefreshState::answered: return false;
   }
   return false;
+}
+
+RefreshState refresh_state_on_arrival(std::optional<loop::TimePoint> refresh_failed_at, loop::TimePoint now,
+                                      loop::Duration recheck, bool some_upstream_healthy) {
+  if (refresh_failed_at && now < *refresh_failed_at + recheck) return RefreshState::failed_recently;
+  return some_upstream_healthy ? RefreshState::waiting : RefreshState::upstreams_failing;
 }
 
 bool may_prefetch(const std::vector<upstream::EntrySnapshot>& entries) {

@@ -3,6 +3,7 @@
 // table test (tests/cache/policy_test.cpp): how fresh an entry is, whether a
 // stale answer may be served (RFC 8767), whether a prefetch may start.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "loop/scheduler.hpp"
@@ -45,6 +46,11 @@ enum class RefreshState : std::uint8_t {
   // client gets the stale answer at once (RFC 8767 §5: a recent failure to
   // refresh is answered from stale data without waiting).
   upstreams_failing,
+  // A refresh of this entry failed within the failure recheck window (RFC
+  // 8767 §4: refreshes from a failing upstream no more often than every
+  // 30 s; §5's "failure recheck" timer): the stale answer goes at once and
+  // nothing for this name is sent upstream until the window ends.
+  failed_recently,
   answered,          // a usable answer arrived
 };
 
@@ -52,6 +58,14 @@ enum class RefreshState : std::uint8_t {
 // (not fresh: a fresh answer always wins; not expired), and the refresh
 // failed or is too slow for the client.
 bool may_serve_stale(bool serve_stale, Freshness entry, RefreshState refresh);
+
+// What is known of a stale entry's refresh when a client asks for it, before
+// anything is sent: failed_recently while `now` is inside the recheck window
+// that the entry's last failed refresh opened ([failed_at, failed_at +
+// recheck); a zero window never holds), else upstreams_failing when no
+// upstream is healthy, else waiting (a refresh is started or joined).
+RefreshState refresh_state_on_arrival(std::optional<loop::TimePoint> refresh_failed_at, loop::TimePoint now,
+                                      loop::Duration recheck, bool some_upstream_healthy);
 
 // A prefetch never takes the last free capacity from client queries: it may
 // start only when some healthy entry has nobody queued and at least two free

@@ -364,6 +364,9 @@ void render_cache(Doc& d, const cache::CacheStats& c) {
   counter("nxdns_cache_stale_answers_total",
           "Stale answers sent (RFC 8767): the refresh failed or took longer than the client response timer.",
           c.stale_served);
+  counter("nxdns_cache_stale_refreshes_skipped_total",
+          "Stale answers sent at once, no refresh: the name's refresh failed within the recheck window (RFC 8767).",
+          c.stale_refreshes_skipped);
   counter("nxdns_cache_prefetches_total", "Background refreshes started by a hit in the last part of a TTL.",
           c.prefetches);
   counter("nxdns_cache_dedup_joins_total", "Client queries that joined an identical exchange already in flight.",

@@ -1,4 +1,5 @@
-// The cache's pure decisions: freshness, serve-stale (RFC 8767), prefetch.
+// The cache's pure decisions: freshness, serve-stale (RFC 8767) and its
+// failure recheck window, prefetch.
 #include "cache/policy.hpp"
 
 #include <CppUTest/TestHarness.h>
@@ -40,16 +41,48 @@ TEST(CachePolicy, MayServeStaleTable) {
   const Freshness all_f[] = {Freshness::fresh, Freshness::fresh_prefetch, Freshness::stale, Freshness::expired};
   const RefreshState all_r[] = {RefreshState::waiting, RefreshState::timer_elapsed, RefreshState::every_attempt_failed,
                                 RefreshState::error_answer, RefreshState::answered,
-                                RefreshState::upstreams_failing};
+                                RefreshState::upstreams_failing, RefreshState::failed_recently};
   for (bool on : {false, true}) {
     for (Freshness f : all_f) {
       for (RefreshState r : all_r) {
         const bool want = on && f == Freshness::stale &&
                           (r == RefreshState::timer_elapsed || r == RefreshState::every_attempt_failed ||
-                           r == RefreshState::error_answer || r == RefreshState::upstreams_failing);
+                           r == RefreshState::error_answer || r == RefreshState::upstreams_failing ||
+                           r == RefreshState::failed_recently);
         CHECK_EQUAL(want, may_serve_stale(on, f, r));
       }
     }
+  }
+}
+
+TEST(CachePolicy, RefreshStateOnArrivalTable) {
+  // RFC 8767 §4: refreshes from a failing upstream no more often than every
+  // 30 s. Inside the window opened by the last failed refresh the stale
+  // answer goes at once, whatever the upstreams' health; after it, the
+  // usual rule (at once only while every upstream is failing).
+  const loop::TimePoint failed{5000s};
+  const std::optional<loop::TimePoint> never;
+  struct Row {
+    std::optional<loop::TimePoint> failed_at;
+    loop::TimePoint now;
+    loop::Duration recheck;
+    bool healthy;
+    RefreshState want;
+  } rows[] = {
+      {never, failed, 30s, true, RefreshState::waiting},
+      {never, failed, 30s, false, RefreshState::upstreams_failing},
+      {failed, failed, 30s, true, RefreshState::failed_recently},
+      {failed, failed, 30s, false, RefreshState::failed_recently},
+      {failed, failed + 29999ms, 30s, true, RefreshState::failed_recently},
+      {failed, failed + 30s, 30s, true, RefreshState::waiting},  // the window is over: one refresh again
+      {failed, failed + 30s, 30s, false, RefreshState::upstreams_failing},
+      {failed, failed + 3600s, 30s, true, RefreshState::waiting},
+      {failed, failed + 10s, 5s, true, RefreshState::waiting},  // a shorter window
+      {failed, failed, 0s, true, RefreshState::waiting},          // no window at all
+  };
+  for (const auto& r : rows) {
+    const RefreshState got = refresh_state_on_arrival(r.failed_at, r.now, r.recheck, r.healthy);
+    LONGS_EQUAL(static_cast<int>(r.want), static_cast<int>(got));
   }
 }
 

@@ -14,6 +14,7 @@ cache::CacheStats sample_stats() {
   c.hits = 30;
   c.misses = 10;
   c.stale_served = 4;
+  c.stale_refreshes_skipped = 3;
   c.prefetches = 5;
   c.dedup_joins = 29;
   c.evictions = 7;
@@ -36,6 +37,7 @@ TEST(CacheSurface, MetricsCarryEveryCacheSeries) {
   const std::string m = web::render_metrics(in);
   for (const char* line :
        {"nxdns_cache_hits_total 30\n", "nxdns_cache_misses_total 10\n", "nxdns_cache_stale_answers_total 4\n",
+        "nxdns_cache_stale_refreshes_skipped_total 3\n",
         "nxdns_cache_prefetches_total 5\n", "nxdns_cache_dedup_joins_total 29\n", "nxdns_cache_evictions_total 7\n",
         "nxdns_cache_flushed_total 2\n", "nxdns_cache_stores_total 9\n", "nxdns_cache_not_stored_total{reason=\"no_soa\"} 6\n",
         "nxdns_cache_entries 11\n", "nxdns_cache_bytes 12345\n", "nxdns_cache_max_bytes 16777216\n",
