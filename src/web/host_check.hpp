@@ -14,9 +14,10 @@
 //     every entry of http.allowed_hosts;
 //   - a loopback address or a wildcard: also "localhost" (RFC 6761 §6.3:
 //     it never leaves the machine, so no page can rebind it);
-//   - a non-loopback address or a wildcard: also this machine's name and,
-//     when that has no dot, NAME.local (mDNS) — what an operator types in a
-//     browser on the LAN;
+//   - a non-loopback address or a wildcard: also this machine's name
+//     (gethostname), its first label (what a search domain completes) and
+//     FIRST-LABEL.local (mDNS): what an operator types in a browser on the
+//     LAN;
 //   - a wildcard: also every loopback address and every address this
 //     machine has now (each one is an address the wildcard serves, and an
 //     IP literal cannot be rebound).
