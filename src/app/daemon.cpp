@@ -153,6 +153,7 @@ std::unique_ptr<Daemon> Daemon::create(const config::Config& cfg, const Transpor
     src.tcp_now = [daemon = d.get()] { return daemon->tcp_endpoints(); };
     web::HttpServerOptions ho;
     ho.listen = cfg.http.listen;
+    ho.allowed_hosts = cfg.http.allowed_hosts;
     std::string err;
     web::PostRoutes post = web::daemon_post_routes(d->cache_.get());
     // `nxdns reload`: the answer says whether the file applied, and why not.
@@ -325,7 +326,11 @@ std::string Daemon::apply_reload(config::Config next, const ReloadPlan& plan,
   // What cannot change in place stays as it runs, so the next reload
   // compares against the truth.
   for (const auto& k : plan.needs_restart) {
-    if (k == "http.enabled" || k == "http.listen") next.http = cfg_.http;
+    // http.allowed_hosts is not among them: it applies in place below.
+    if (k == "http.enabled" || k == "http.listen") {
+      next.http.enabled = cfg_.http.enabled;
+      next.http.listen = cfg_.http.listen;
+    }
     if (k == "cache.enabled") next.cache = cfg_.cache;
   }
   upstream::PoolChange change;
@@ -342,6 +347,8 @@ std::string Daemon::apply_reload(config::Config next, const ReloadPlan& plan,
   // access_control to open connections, below).
   listener_state_.access = server::AccessControl(next.access_rules);
   listener_state_.clients.set_rate(next.client_rate);
+  // The Host names the web surface answers to apply to its next request.
+  if (http_) http_->set_allowed_hosts(next.http.allowed_hosts);
   // The cache's flight budget follows budgets.total too.
   if (cache_ && (plan.cache_changed || plan.budgets_changed)) cache_->apply_options(cache_options(next));
   if (!log_level_override_) log::set_level(next.log_level);

@@ -1,7 +1,8 @@
 // `nxdns cache flush [NAME]`: the operator's cache flush. It talks to the
 // running daemon's HTTP surface (POST /api/cache/flush), which accepts it
-// only from a loopback peer: a LAN client can neither reach it over DNS nor
-// over HTTP.
+// only from a loopback peer carrying the X-Nxdns-Request header
+// (web/action_guard.hpp): a LAN client can neither reach it over DNS nor
+// over HTTP, and a web page cannot either.
 #include <cstdio>
 #include <string>
 

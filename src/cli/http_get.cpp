@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "loop/event_handles.hpp"
+#include "web/action_guard.hpp"
 
 namespace nxdns::cli {
 
@@ -21,7 +22,11 @@ std::optional<HttpResponse> http_request(const char* method, const net::Endpoint
   ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   if (::connect(fd.get(), server.sa(), server.len) != 0) return std::nullopt;
-  const std::string body_len = std::string(method) == "POST" ? "Content-Length: 0\r\n" : "";
+  // An operator action must carry the header a web page cannot send
+  // without a CORS preflight (web/action_guard.hpp).
+  const std::string body_len = std::string(method) == "POST"
+                                   ? std::string("Content-Length: 0\r\n") + web::action_request_header + ": 1\r\n"
+                                   : "";
   const std::string req = std::string(method) + " " + path + " HTTP/1.0\r\nHost: " + server.to_string() +
                           "\r\nConnection: close\r\n" + body_len + "\r\n";
   if (::send(fd.get(), req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) return std::nullopt;

@@ -11,6 +11,7 @@
 
 #include "log/log.hpp"
 #include "net/endpoint.hpp"
+#include "net/host_name.hpp"
 #include "server/access_control.hpp"
 #include "server/client_limits.hpp"
 
@@ -51,6 +52,9 @@ struct Budgets {
 struct Http {
   bool enabled = true;
   net::Endpoint listen;  // default 127.0.0.1:8053
+  // Host names and addresses the surface answers to beyond its own
+  // (web/host_check.hpp); no wildcard exists.
+  net::HostList allowed_hosts;
 };
 
 // The answer cache (src/cache/). TTLs in seconds, as DNS writes them.

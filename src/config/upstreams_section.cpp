@@ -10,6 +10,7 @@
 #include "config/file_digest.hpp"
 #include "config/posix_file.hpp"
 #include "config/url.hpp"
+#include "net/host_name.hpp"
 
 namespace nxdns::config::detail {
 
@@ -89,7 +90,7 @@ Upstream read_upstream(const YamlReader& r, const YAML::Node& n, const std::stri
     if (net::is_ip_literal(u.tls_name)) {
       r.fail(p, e->value.Mark(), "must be a host name: certificates are checked by name, not by IP address");
     }
-    if (!detail::is_host_name(u.tls_name)) r.fail(p, e->value.Mark(), "not a valid host name: " + quote(u.tls_name));
+    if (!net::is_host_name(u.tls_name)) r.fail(p, e->value.Mark(), "not a valid host name: " + quote(u.tls_name));
   } else if (!parsed->ip) {
     u.tls_name = u.host;
   } else {

@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "net/host_name.hpp"
+
 namespace nxdns::config::detail {
 namespace {
 
@@ -87,29 +89,6 @@ std::string quote(std::string_view s, std::size_t max) {
   return out;
 }
 
-bool is_host_name(std::string_view s) {
-  if (s.empty() || s.size() > 253) return false;
-  bool all_numeric = true;
-  std::size_t label = 0;
-  char prev = '.';
-  for (char c : s) {
-    if (c == '.') {
-      if (label == 0 || prev == '-') return false;
-      label = 0;
-    } else if (is_alnum(c) || c == '-') {
-      if (label == 0 && c == '-') return false;
-      if (++label > 63) return false;
-      if (!(c >= '0' && c <= '9')) all_numeric = false;
-    } else {
-      return false;
-    }
-    prev = c;
-  }
-  // A trailing dot is legal DNS but not legal SNI (RFC 6066 section 3).
-  if (label == 0 || prev == '-') return false;
-  return !all_numeric;
-}
-
 std::optional<ParsedUrl> parse_upstream_url(std::string_view url, std::string* why) {
   for (char c : url) {
     const auto u = static_cast<unsigned char>(c);
@@ -192,7 +171,7 @@ std::optional<ParsedUrl> parse_upstream_url(std::string_view url, std::string* w
       fail(why, "host " + quote(host) + " is not a valid IPv4 address");
       return std::nullopt;
     }
-    if (!is_host_name(host)) {
+    if (!net::is_host_name(host)) {
       fail(why, "host " + quote(host) + " is neither an IP address nor a valid host name");
       return std::nullopt;
     }

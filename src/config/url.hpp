@@ -26,11 +26,6 @@ struct ParsedUrl {
 // (it may carry credentials).
 std::optional<ParsedUrl> parse_upstream_url(std::string_view url, std::string* why);
 
-// RFC 1123 host name: dot-separated labels of letters, digits and '-', no
-// label empty, longer than 63 or starting/ending with '-', at most 253 in
-// all, no trailing dot, and not all-numeric (that is a mistyped IPv4).
-bool is_host_name(std::string_view s);
-
 // `s` made safe for a one-line message: quoted, control and non-ASCII bytes
 // escaped, cut at `max` bytes of input.
 std::string quote(std::string_view s, std::size_t max = 64);

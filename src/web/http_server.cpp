@@ -1,6 +1,7 @@
 #include "web/http_server.hpp"
 
 // microhttpd.h expects the socket types to be declared first.
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -13,6 +14,7 @@
 
 #include "log/log.hpp"
 #include "net/endpoint.hpp"
+#include "web/machine_identity.hpp"
 
 namespace nxdns::web {
 
@@ -40,9 +42,9 @@ bool queue(MHD_Connection* c, const Response& r) {
 // The C side. Nothing may unwind through MHD or libevent: each entry point
 // is noexcept and the member functions it calls catch everything.
 struct HttpServerCallbacks {
-  static MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char* method, const char*,
-                               const char*, std::size_t*, void**) noexcept {
-    return static_cast<HttpServer*>(cls)->respond(c, url, method) ? MHD_YES : MHD_NO;
+  static MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char* method,
+                               const char* version, const char*, std::size_t*, void**) noexcept {
+    return static_cast<HttpServer*>(cls)->respond(c, url, method, version) ? MHD_YES : MHD_NO;
   }
   static void on_log(void* cls, const char* fmt, va_list ap) noexcept {
     auto* self = static_cast<HttpServer*>(cls);
@@ -111,6 +113,8 @@ std::unique_ptr<HttpServer> HttpServer::start(event_base* base, const HttpServer
   if (::getsockname(lfd->listen_fd, reinterpret_cast<sockaddr*>(&s->local_.addr), &s->local_.len) != 0) {
     s->local_ = opts.listen;
   }
+  s->host_rules_.listen = s->local_;
+  s->host_rules_.allowed = opts.allowed_hosts;
   s->ready_ev_.reset(event_new(base, epfd->epoll_fd, EV_READ | EV_PERSIST, &HttpServerCallbacks::on_ready, s.get()));
   s->timer_ev_.reset(evtimer_new(base, &HttpServerCallbacks::on_ready, s.get()));
   if (!s->ready_ev_ || !s->timer_ev_ || event_add(s->ready_ev_.get(), nullptr) != 0) {
@@ -177,9 +181,57 @@ MHD_Result collect_arg(void* cls, MHD_ValueKind, const char* key, const char* va
   }
   return MHD_YES;
 }
+
+// The header lines the guards judge, every occurrence kept: two Host lines
+// are an error, not a choice of one (RFC 9112 §3.2).
+struct GuardHeaders {
+  std::vector<std::string_view> host;
+  std::vector<std::string_view> origin;
+  bool action = false;
+};
+
+std::string_view field_value(const char* v) {
+  std::string_view s = v ? v : "";
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// The views point into MHD's copy of the request, valid while the request
+// is being answered.
+MHD_Result collect_guard_header(void* cls, MHD_ValueKind, const char* key, const char* value) noexcept {
+  try {
+    auto* h = static_cast<GuardHeaders*>(cls);
+    if (!key) return MHD_YES;
+    if (::strcasecmp(key, MHD_HTTP_HEADER_HOST) == 0) h->host.push_back(field_value(value));
+    else if (::strcasecmp(key, MHD_HTTP_HEADER_ORIGIN) == 0) h->origin.push_back(field_value(value));
+    else if (::strcasecmp(key, action_request_header) == 0) h->action = true;
+  } catch (...) {
+    return MHD_NO;
+  }
+  return MHD_YES;
+}
 }  // namespace
 
-Response HttpServer::respond_post(MHD_Connection* c, const std::string& method, const PostHandler& h) {
+HostVerdict HttpServer::judge(std::span<const std::string_view> host_lines, bool http_1_0) {
+  HostVerdict v = judge_host(host_lines, http_1_0, host_rules_);
+  // This machine's name and addresses are read only when the listen
+  // address, loopback and http.allowed_hosts do not cover the Host, and
+  // not kept: a loopback surface never asks the system, a LAN one asks for
+  // each such request, so a renewed DHCP lease or a new IPv6 prefix is
+  // served at once and an address the machine gave up is not.
+  if (v == HostVerdict::foreign && !net::is_loopback(host_rules_.listen)) {
+    host_rules_.machine_name = machine_name();
+    if (net::is_unspecified(host_rules_.listen)) host_rules_.machine_addresses = machine_addresses();
+    v = judge_host(host_lines, http_1_0, host_rules_);
+    host_rules_.machine_name.clear();
+    host_rules_.machine_addresses.clear();
+  }
+  return v;
+}
+
+Response HttpServer::respond_post(MHD_Connection* c, const std::string& method, const PostHandler& h,
+                                  ActionRequest req) {
   Response r;
   if (method != MHD_HTTP_METHOD_POST) {
     r.status = MHD_HTTP_METHOD_NOT_ALLOWED;
@@ -187,9 +239,11 @@ Response HttpServer::respond_post(MHD_Connection* c, const std::string& method, 
     r.headers.emplace_back(MHD_HTTP_HEADER_ALLOW, "POST");
     return r;
   }
-  if (!peer_is_loopback(c)) {
+  req.peer_loopback = peer_is_loopback(c);
+  if (const ActionVerdict v = judge_action(req); v != ActionVerdict::allowed) {
+    log::debug("http: POST refused: ", describe(v));
     r.status = MHD_HTTP_FORBIDDEN;
-    r.body = "operator actions are only accepted from a loopback address\n";
+    r.body = refusal_text(v);
     return r;
   }
   std::map<std::string, std::string> args;
@@ -197,15 +251,29 @@ Response HttpServer::respond_post(MHD_Connection* c, const std::string& method, 
   return h(args);
 }
 
-bool HttpServer::respond(MHD_Connection* c, const char* url, const char* method) noexcept {
+bool HttpServer::respond(MHD_Connection* c, const char* url, const char* method, const char* version) noexcept {
   try {
     ++requests_;
     const std::string m = method ? method : "";
     const auto it = routes_.find(url ? url : "");
     const auto post = post_routes_.find(url ? url : "");
+    GuardHeaders guard;
+    MHD_get_connection_values(c, MHD_HEADER_KIND, &collect_guard_header, &guard);
+    const HostVerdict host = judge(guard.host, version && std::strcmp(version, MHD_HTTP_VERSION_1_0) == 0);
     Response r;
-    if (post != post_routes_.end()) {
-      r = respond_post(c, m, post->second);
+    if (!served(host)) {
+      // Not worth a log line above debug: any client can send any Host.
+      log::debug("http: Host refused: ", describe(host));
+      r.status = host == HostVerdict::malformed ? MHD_HTTP_BAD_REQUEST : MHD_HTTP_MISDIRECTED_REQUEST;
+      r.body = host == HostVerdict::malformed
+                   ? "bad Host header\n"
+                   : "misdirected request: the Host header does not name this server (see http.allowed_hosts)\n";
+    } else if (post != post_routes_.end()) {
+      ActionRequest req;
+      req.has_action_header = guard.action;
+      req.origin_lines = guard.origin;
+      if (!guard.host.empty()) req.host = guard.host.front();
+      r = respond_post(c, m, post->second, req);
     } else if (it == routes_.end()) {
       r.status = MHD_HTTP_NOT_FOUND;
       r.body = "not found\n";

@@ -12,22 +12,31 @@
 // limit bounds how many such clients can exist. DNS on the same loop is
 // never delayed by HTTP beyond the time to render one response.
 //
-// GET and HEAD serve the read-only routes (HEAD: same headers, no body, MHD
-// strips it). POST serves the operator actions (post routes), and only to a
-// peer on a loopback address: anyone else gets 403 whatever address the
-// server listens on, so an operator who binds http.listen to the LAN does
-// not hand those actions to the LAN. Unknown paths get 404; other methods
-// 405 with an Allow header.
+// Every request first has its Host judged (host_check.hpp): a name that is
+// not this server's gets 421, a malformed Host 400, whatever the path, so a
+// page that rebinds its own name to this address reads nothing. Then GET
+// and HEAD serve the read-only routes (HEAD: same headers, no body, MHD
+// strips it). POST serves the operator actions (post routes), under the
+// rules of action_guard.hpp: a loopback peer, the X-Nxdns-Request header,
+// no foreign Origin; anything else is 403, so neither the LAN (when
+// http.listen is bound to it) nor a web page in the operator's browser can
+// run them. Unknown paths get 404; other methods 405 with an Allow header
+// (a CORS preflight, OPTIONS, included: nothing here grants CORS).
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "loop/event_handles.hpp"
 #include "net/endpoint.hpp"
+#include "net/host_name.hpp"
+#include "web/action_guard.hpp"
+#include "web/host_check.hpp"
 
 struct MHD_Daemon;
 struct MHD_Connection;
@@ -44,8 +53,8 @@ struct Response {
 // Runs on the loop for every GET/HEAD of its path. Must not block.
 using Handler = std::function<Response()>;
 using Routes = std::map<std::string, Handler>;
-// An operator action: runs on the loop for a POST from a loopback peer, with
-// the URL's query arguments. No request body is read.
+// An operator action: runs on the loop for a POST that action_guard.hpp
+// allows, with the URL's query arguments. No request body is read.
 using PostHandler = std::function<Response(const std::map<std::string, std::string>& args)>;
 using PostRoutes = std::map<std::string, PostHandler>;
 
@@ -55,6 +64,9 @@ struct HttpServerOptions {
   unsigned connection_limit = 16;
   // Idle seconds before MHD drops a connection (also a half-sent request).
   unsigned connection_timeout_seconds = 5;
+  // Host names and addresses served beyond the surface's own
+  // (http.allowed_hosts; host_check.hpp).
+  net::HostList allowed_hosts;
 };
 
 class HttpServer {
@@ -74,6 +86,8 @@ class HttpServer {
   const net::Endpoint& local() const { return local_; }
   std::uint64_t requests() const { return requests_; }
   unsigned current_connections() const;
+  // A reload's http.allowed_hosts: applies to the next request.
+  void set_allowed_hosts(net::HostList hosts) { host_rules_.allowed = std::move(hosts); }
 
  private:
   struct MhdDeleter {
@@ -83,14 +97,17 @@ class HttpServer {
   // The C callbacks (http_server.cpp) reach the members below.
   friend struct HttpServerCallbacks;
 
-  bool respond(MHD_Connection* c, const char* url, const char* method) noexcept;
-  Response respond_post(MHD_Connection* c, const std::string& method, const PostHandler& h);
+  bool respond(MHD_Connection* c, const char* url, const char* method, const char* version) noexcept;
+  HostVerdict judge(std::span<const std::string_view> host_lines, bool http_1_0);
+  // `req` comes with everything but the peer, which this reads.
+  Response respond_post(MHD_Connection* c, const std::string& method, const PostHandler& h, ActionRequest req);
   void run_and_rearm() noexcept;
   void rearm() noexcept;
 
   Routes routes_;
   PostRoutes post_routes_;
   net::Endpoint local_;
+  HostRules host_rules_;
   bool starting_ = true;
   std::string start_error_;
   std::uint64_t requests_ = 0;

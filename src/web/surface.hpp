@@ -1,8 +1,9 @@
 #pragma once
 // The daemon's HTTP surface: the status page (/, /summary and its assets),
 // /metrics, /api/health, /api/diagnostics, /api/history, /api/openapi.json
-// over live state, and the operator's POST /api/cache/flush. Every handler takes its snapshots when called, on the loop, so
-// a response is one consistent view.
+// over live state, and the operator's POST /api/cache/flush. Every handler
+// takes its snapshots when called, on the loop, so a response is one
+// consistent view.
 #include <functional>
 #include <vector>
 
@@ -47,8 +48,8 @@ inline constexpr const char* page_csp =
     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 // POST /api/cache/flush (everything) and /api/cache/flush?name=NAME (every
 // entry under that name): the operator's flush, which `nxdns cache flush`
-// calls. Loopback peers only (HttpServer enforces it); nothing on the DNS
-// side reaches it.
+// calls. Loopback peers only, and no web page of another origin (HttpServer
+// enforces both: action_guard.hpp); nothing on the DNS side reaches it.
 PostRoutes daemon_post_routes(cache::CachingPool* cache);
 
 }  // namespace nxdns::web

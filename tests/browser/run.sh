@@ -4,8 +4,9 @@
 # the REAL daemon and DoT fixture, loopback only. This script sets the scene
 # (lib.sh helpers), installs the npm package itself into the build tree
 # (`npm ci`, skipped when that exact lockfile is already installed, so a
-# second run needs no network), and runs status_page.test.mjs, which kills
-# the fixture for its last test.
+# second run needs no network), and runs web_guard.test.mjs (DNS rebinding
+# and cross-origin POSTs against the daemon) and status_page.test.mjs, which
+# kills the fixture for its last test.
 # Usage: run.sh NXDNS FIXTURE_DIR ARTEFACT_DIR
 #   ARTEFACT_DIR (in the build tree) receives node_modules and screenshots.
 source "$(dirname "$0")/../integration/lib.sh"
@@ -51,7 +52,12 @@ start_daemon "$WORK/nxdns.yaml" "$ADDR" 5300
 export NXDNS_HTTP="http://$ADDR:8053" NXDNS_DNS_V4="$ADDR:5300" NXDNS_DNS_V6="[::1]:$V6_PORT"
 export NXDNS_BIN=$1 NXDNS_FIXTURE_PID=${PIDS[0]} NXDNS_DAEMON_PID=$DAEMON_PID NXDNS_CHROMIUM=$CHROMIUM
 export NXDNS_NODE_MODULES=$ART/node_modules NXDNS_SCREENSHOTS=$ART/screenshots NXDNS_EMULATOR=${NXDNS_EMULATOR:-}
+# One file at a time: web_guard (first: it needs the upstream, which
+# status_page kills at its end) flushes the cache, status_page warms it again.
 rc=0
+node --test --test-reporter=spec "$HERE/web_guard.test.mjs" || rc=$?
+[ "$rc" = 0 ] || fail "web surface guard tests failed in Chromium"
+pass "rebinding and cross-origin POSTs refused in Chromium"
 node --test --test-reporter=spec "$HERE/status_page.test.mjs" || rc=$?
 [ "$rc" = 0 ] || fail "browser tests failed (screenshots in $ART/screenshots)"
 pass "status page in Chromium: screenshots in $ART/screenshots"

@@ -216,7 +216,7 @@ TEST(ConfigErrors, UnknownKeys) {
       "test.yaml:4:5: upstreams[0].tlsname: unknown key \"tlsname\" (allowed here: url, tls_name, priority, "
       "enabled, ca_file, address, method)",
       error_of(kUp + "    tlsname: x\n").c_str());
-  STRCMP_EQUAL("test.yaml:5:3: http.\"a b\": unknown key \"a b\" (allowed here: enabled, listen)",
+  STRCMP_EQUAL("test.yaml:5:3: http.\"a b\": unknown key \"a b\" (allowed here: enabled, listen, allowed_hosts)",
                error_of(kUp + "http:\n  a b: 1\n").c_str());
   // Merge keys are not YAML 1.2 and yaml-cpp 0.7 does not expand them.
   STRCMP_EQUAL("test.yaml:5:3: log.\"<<\": unknown key \"<<\" (allowed here: level)",

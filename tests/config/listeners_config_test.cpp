@@ -1,5 +1,6 @@
 // The `listen:` and `http:` sections: bad, duplicate and overlapping
-// addresses, and the web listener never taking a DNS port.
+// addresses, the web listener never taking a DNS port, and the extra Host
+// names the web surface may answer to (http.allowed_hosts).
 #include <string>
 
 #include "config/config.hpp"
@@ -50,4 +51,46 @@ TEST(ListenersConfig, WebListenerMustNotTakeADnsPort) {
       error_of(kUp + "listen: [\"127.0.0.1:8053\"]\n").c_str());
   // A disabled web listener binds nothing.
   CHECK_FALSE(must_load(kUp + "listen: [\"127.0.0.1:8053\"]\nhttp: {enabled: false}\n").http.enabled);
+}
+
+TEST(ListenersConfig, AllowedHostsAreNamesAndAddresses) {
+  CHECK_TRUE(must_load(kUp).http.allowed_hosts.empty());
+  const auto c = must_load(kUp + "http:\n  allowed_hosts: [\"Pi.Home.Arpa.\", \"nxdns\", \"192.0.2.7\", \"[2001:db8::7]\"]\n");
+  const auto& h = c.http.allowed_hosts;
+  LONGS_EQUAL(2, h.names.size());
+  STRCMP_EQUAL("pi.home.arpa", h.names[0].c_str());
+  STRCMP_EQUAL("nxdns", h.names[1].c_str());
+  LONGS_EQUAL(2, h.addresses.size());
+  STRCMP_EQUAL("192.0.2.7", h.addresses[0].host_string().c_str());
+  STRCMP_EQUAL("2001:db8::7", h.addresses[1].host_string().c_str());
+  CHECK_TRUE(must_load(kUp + "http:\n  allowed_hosts: []\n").http.allowed_hosts.empty());
+}
+
+TEST(ListenersConfig, AllowedHostsRefuseWildcardsPortsAndNonNames) {
+  const std::string h = kUp + "http:\n  allowed_hosts:\n";
+  STRCMP_EQUAL(
+      "test.yaml:6:7: http.allowed_hosts[0]: \"*.home.arpa\": wildcards are not accepted: a pattern would let names "
+      "no one listed through, and with them DNS rebinding; list each name",
+      error_of(h + "    - \"*.home.arpa\"\n").c_str());
+  STRCMP_EQUAL("test.yaml:6:7: http.allowed_hosts[0]: \"pi.lan:8053\": no port here: the Host check accepts any port",
+               error_of(h + "    - \"pi.lan:8053\"\n").c_str());
+  STRCMP_EQUAL("test.yaml:6:7: http.allowed_hosts[0]: \"[::1]:8053\": no port here: the Host check accepts any port",
+               error_of(h + "    - \"[::1]:8053\"\n").c_str());
+  STRCMP_EQUAL(
+      "test.yaml:6:7: http.allowed_hosts[0]: \"2001:db8::7\": IPv6 addresses need brackets, e.g. [2001:db8::1]",
+      error_of(h + "    - \"2001:db8::7\"\n").c_str());
+  STRCMP_EQUAL("test.yaml:6:7: http.allowed_hosts[0]: \"http://pi.lan\": expected a host name or IP address, not a URL",
+               error_of(h + "    - \"http://pi.lan\"\n").c_str());
+  STRCMP_EQUAL("test.yaml:6:7: http.allowed_hosts[0]: \"[192.0.2.7]\": not a valid IPv6 address",
+               error_of(h + "    - \"[192.0.2.7]\"\n").c_str());
+  STRCMP_EQUAL(
+      "test.yaml:6:7: http.allowed_hosts[0]: \"192.168.1.256\": not a host name (letters, digits and hyphens in "
+      "dot-separated labels, not digits alone) or IP address",
+      error_of(h + "    - \"192.168.1.256\"\n").c_str());
+  STRCMP_EQUAL("test.yaml:6:7: http.allowed_hosts[0]: must not be empty", error_of(h + "    - \"\"\n").c_str());
+  STRCMP_EQUAL("test.yaml:7:7: http.allowed_hosts[1]: \"PI.lan\" is listed twice (first as http.allowed_hosts[0])",
+               error_of(h + "    - pi.lan\n    - PI.lan\n").c_str());
+  STRCMP_EQUAL(
+      "test.yaml:5:18: http.allowed_hosts: expected a list of host names or IP addresses, got \"pi.lan\"",
+      error_of(kUp + "http:\n  allowed_hosts: pi.lan\n").c_str());
 }

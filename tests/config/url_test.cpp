@@ -7,7 +7,6 @@
 
 using nxdns::config::Protocol;
 using nxdns::config::redact_url;
-using nxdns::config::detail::is_host_name;
 using nxdns::config::detail::parse_upstream_url;
 using nxdns::config::detail::ParsedUrl;
 using nxdns::config::detail::quote;
@@ -74,27 +73,6 @@ TEST(UpstreamUrl, PathCharacters) {
 TEST(UpstreamUrl, ControlCharactersAndNul) {
   STRCMP_EQUAL("URL contains a space or control character", why_not(std::string("tls://127.0.0.1\0x", 17)).c_str());
   STRCMP_EQUAL("URL contains a space or control character", why_not("tls://127.0.0.1\n").c_str());
-}
-
-TEST(UpstreamUrl, HostNameSyntax) {
-  CHECK(is_host_name("dns.example"));
-  CHECK(is_host_name("a"));
-  CHECK(is_host_name("x-1.example"));
-  CHECK(is_host_name("1a.example"));
-  CHECK(is_host_name(std::string(63, 'a') + ".example"));
-  CHECK_FALSE(is_host_name(std::string(64, 'a') + ".example"));
-  CHECK_FALSE(is_host_name(""));
-  CHECK_FALSE(is_host_name("dns.example."));
-  CHECK_FALSE(is_host_name(".dns.example"));
-  CHECK_FALSE(is_host_name("dns..example"));
-  CHECK_FALSE(is_host_name("-dns.example"));
-  CHECK_FALSE(is_host_name("dns-.example"));
-  CHECK_FALSE(is_host_name("dns_x.example"));
-  CHECK_FALSE(is_host_name("1.2.3"));  // a mistyped IPv4, not a name
-  std::string long_name;
-  for (int i = 0; i < 4; ++i) long_name += std::string(63, 'a') + ".";
-  long_name.pop_back();  // 255 characters
-  CHECK_FALSE(is_host_name(long_name));
 }
 
 TEST(UpstreamUrl, QuoteEscapesAndTruncates) {

@@ -180,7 +180,7 @@ curl -s -D "$WORK/405.h" -o /dev/null -X POST --data x=1 "http://$A2:8053/metric
 grep -q '^HTTP/1\.[01] 405' "$WORK/405.h" || fail "POST: $(head -n1 "$WORK/405.h")"
 grep -qi '^Allow: GET, HEAD' "$WORK/405.h" || fail "405 without Allow: GET, HEAD"
 exec 3<>"/dev/tcp/$A2/8053"
-printf 'HEAD /metrics HTTP/1.0\r\nHost: test\r\n\r\n' >&3
+printf 'HEAD /metrics HTTP/1.0\r\nHost: %s:8053\r\n\r\n' "$A2" >&3
 timeout 5 cat <&3 >"$WORK/head.raw" || true
 exec 3<&-
 grep -q '^HTTP/1\.[01] 200' "$WORK/head.raw" || fail "HEAD: $(head -n1 "$WORK/head.raw")"

@@ -1,6 +1,8 @@
 // Operator actions on the HTTP surface: POST routes run for a loopback peer
-// with the URL's query arguments; other methods on them are 405 (Allow:
-// POST); and the real flush route empties a real cache.
+// that sends the X-Nxdns-Request header and no foreign Origin, with the
+// URL's query arguments; a browser's simple cross-origin POST and a foreign
+// page's POST are 403; other methods on them are 405 (Allow: POST), a CORS
+// preflight included; and the real flush route empties a real cache.
 #include "web/http_server.hpp"
 
 #include <event2/event.h>
@@ -45,6 +47,19 @@ TEST_GROUP(HttpPost) {
     server = HttpServer::start(base.get(), o, {}, &why, std::move(post));
     if (!server) FAIL(why.c_str());
   }
+  // What `nxdns cache flush` sends (cli/http_get.cpp), plus `extra` lines.
+  static std::string post(const std::string& target, const std::string& extra = "") {
+    return "POST " + target + " HTTP/1.0\r\nHost: localhost\r\nX-Nxdns-Request: 1\r\nContent-Length: 0\r\n" + extra +
+           "\r\n";
+  }
+  void start_counting() {
+    start({{"/act", [this](const std::map<std::string, std::string>&) {
+              ++calls;
+              Response r;
+              r.body = "done\n";
+              return r;
+            }}});
+  }
   std::unique_ptr<test::LoopHttpClient> fetch(const std::string& request) {
     auto c = std::make_unique<test::LoopHttpClient>(base.get(), server->local(), request);
     if (!driver->until([&] { return c->done(); }, 3000)) FAIL("timed out waiting for the HTTP response");
@@ -60,7 +75,7 @@ TEST(HttpPost, PostFromLoopbackRunsTheActionWithItsArguments) {
             r.body = "done\n";
             return r;
           }}});
-  auto c = fetch("POST /act?name=www.Example.test HTTP/1.0\r\nHost: t\r\nContent-Length: 0\r\n\r\n");
+  auto c = fetch(post("/act?name=www.Example.test"));
   LONGS_EQUAL(200, c->status());
   LONGS_EQUAL(1, calls);
   STRCMP_EQUAL("www.Example.test", seen_args["name"].c_str());
@@ -94,17 +109,67 @@ TEST(HttpPost, FlushRouteEmptiesTheCache) {
   CHECK_EQUAL(1u, cache.stats().entries);
 
   start(web::daemon_post_routes(&cache));
-  auto bad = fetch("POST /api/cache/flush?name=a..b HTTP/1.0\r\nHost: t\r\n\r\n");
+  auto bad = fetch(post("/api/cache/flush?name=a..b"));
   LONGS_EQUAL(400, bad->status());
-  auto one = fetch("POST /api/cache/flush?name=WWW.example.test HTTP/1.0\r\nHost: t\r\n\r\n");
+  auto one = fetch(post("/api/cache/flush?name=WWW.example.test"));
   LONGS_EQUAL(200, one->status());
   STRCMP_EQUAL("{\"name\":\"WWW.example.test\",\"flushed\":1}", one->body().c_str());
   CHECK_EQUAL(0u, cache.stats().entries);
-  auto all = fetch("POST /api/cache/flush HTTP/1.0\r\nHost: t\r\n\r\n");
+  auto all = fetch(post("/api/cache/flush"));
   STRCMP_EQUAL("{\"flushed\":0}", all->body().c_str());
 
   server.reset();
   start(web::daemon_post_routes(nullptr));
-  auto off = fetch("POST /api/cache/flush HTTP/1.0\r\nHost: t\r\n\r\n");
+  auto off = fetch(post("/api/cache/flush"));
   LONGS_EQUAL(409, off->status());
+}
+
+TEST(HttpPost, ASimpleCrossOriginPostIsRefused) {
+  start_counting();
+  // What a page on another site can send without a CORS preflight: a form
+  // or fetch() with a text/plain body, and no custom header.
+  auto form = fetch(
+      "POST /act HTTP/1.0\r\nHost: localhost\r\nOrigin: http://rebind.example\r\nContent-Type: text/plain\r\n"
+      "Content-Length: 2\r\n\r\nx=");
+  LONGS_EQUAL(403, form->status());
+  CHECK_TRUE(form->body().find("X-Nxdns-Request") != std::string::npos);
+  // Without Origin too (a browser that sends none for a form post).
+  auto bare = fetch("POST /act HTTP/1.0\r\nHost: localhost\r\nContent-Type: text/plain\r\nContent-Length: 0\r\n\r\n");
+  LONGS_EQUAL(403, bare->status());
+  LONGS_EQUAL(0, calls);
+}
+
+TEST(HttpPost, AForeignOriginIsRefusedAndTheOwnOriginAllowed) {
+  start_counting();
+  auto foreign = fetch(post("/act", "Origin: http://rebind.example\r\n"));
+  LONGS_EQUAL(403, foreign->status());
+  auto null_origin = fetch(post("/act", "Origin: null\r\n"));
+  LONGS_EQUAL(403, null_origin->status());
+  LONGS_EQUAL(0, calls);
+  // The status page's own origin: "http://" + the Host it was loaded from.
+  auto own = fetch(post("/act", "Origin: http://localhost\r\n"));
+  LONGS_EQUAL(200, own->status());
+  LONGS_EQUAL(1, calls);
+}
+
+TEST(HttpPost, APreflightIsGrantedNothing) {
+  start_counting();
+  // The browser asks before sending a POST with a custom header; with no
+  // Access-Control-Allow-* in the answer, it never sends the POST.
+  auto c = fetch(
+      "OPTIONS /act HTTP/1.0\r\nHost: localhost\r\nOrigin: http://rebind.example\r\n"
+      "Access-Control-Request-Method: POST\r\nAccess-Control-Request-Headers: x-nxdns-request\r\n\r\n");
+  LONGS_EQUAL(405, c->status());
+  STRCMP_EQUAL("", c->header("Access-Control-Allow-Origin").c_str());
+  STRCMP_EQUAL("", c->header("Access-Control-Allow-Headers").c_str());
+  LONGS_EQUAL(0, calls);
+}
+
+TEST(HttpPost, AForeignHostIsMisdirectedBeforeAnyAction) {
+  start_counting();
+  auto c = fetch(
+      "POST /act HTTP/1.0\r\nHost: rebind.example\r\nX-Nxdns-Request: 1\r\nOrigin: http://rebind.example\r\n"
+      "Content-Length: 0\r\n\r\n");
+  LONGS_EQUAL(421, c->status());
+  LONGS_EQUAL(0, calls);
 }

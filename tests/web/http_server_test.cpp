@@ -135,7 +135,7 @@ TEST(HttpServer, UnknownPathIs404) {
 TEST(HttpServer, OtherMethodsAre405WithAllow) {
   start();
   for (const char* m : {"POST", "PUT", "DELETE", "OPTIONS"}) {
-    auto c = fetch(std::string(m) + " /metrics HTTP/1.0\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc");
+    auto c = fetch(std::string(m) + " /metrics HTTP/1.0\r\nHost: localhost\r\nContent-Length: 3\r\n\r\nabc");
     LONGS_EQUAL_TEXT(405, c->status(), m);
     STRCMP_EQUAL_TEXT("GET, HEAD", c->header("Allow").c_str(), m);
   }
@@ -237,4 +237,53 @@ TEST(HttpServer, ServesOnIpv6Loopback) {
   CHECK_TEXT(server != nullptr, ("cannot listen on [::1]: " + why).c_str());
   auto c = fetch(test::get_request("/metrics"));
   LONGS_EQUAL(200, c->status());
+}
+
+TEST(HttpServer, AForeignHostIsMisdirectedOnEveryPath) {
+  start();
+  // A page whose own name now resolves to this server (DNS rebinding): the
+  // browser sends the page's name as Host.
+  for (const char* m : {"GET", "HEAD"}) {
+    for (const char* path : {"/metrics", "/nope", "/boom"}) {
+      auto c = fetch(test::get_request(path, m, "rebind.example:" + std::to_string(server->local().port())));
+      LONGS_EQUAL_TEXT(421, c->status(), path);
+      CHECK_TEXT(c->body().find("x_total") == std::string::npos, path);
+    }
+  }
+  auto p = fetch("POST /metrics HTTP/1.0\r\nHost: rebind.example\r\nContent-Length: 0\r\n\r\n");
+  LONGS_EQUAL(421, p->status());
+  LONGS_EQUAL(0, metrics_calls);
+  // Its own names are served, with or without the port.
+  const std::string port = std::to_string(server->local().port());
+  for (const std::string& host : {"127.0.0.1:" + port, std::string("127.0.0.1"), "localhost:" + port}) {
+    auto c = fetch(test::get_request("/metrics", "GET", host));
+    LONGS_EQUAL_TEXT(200, c->status(), host.c_str());
+  }
+  LONGS_EQUAL(3, metrics_calls);
+}
+
+TEST(HttpServer, HostlessHttp10IsServedAndABadHostIs400) {
+  start();
+  auto bare = fetch("GET /metrics HTTP/1.0\r\n\r\n");
+  LONGS_EQUAL(200, bare->status());
+  // HTTP/1.1 requires a Host; libmicrohttpd refuses it without asking us.
+  auto v11 = fetch("GET /metrics HTTP/1.1\r\nConnection: close\r\n\r\n");
+  LONGS_EQUAL(400, v11->status());
+  auto two = fetch("GET /metrics HTTP/1.0\r\nHost: localhost\r\nHost: rebind.example\r\n\r\n");
+  LONGS_EQUAL(400, two->status());
+  auto unbracketed = fetch(test::get_request("/metrics", "GET", "::1"));
+  LONGS_EQUAL(400, unbracketed->status());
+  LONGS_EQUAL(1, metrics_calls);
+}
+
+TEST(HttpServer, AllowedHostsAreServedAndChangeInPlace) {
+  web::HttpServerOptions o;
+  o.allowed_hosts.names = {"pi.home.arpa"};
+  start(o);
+  auto c = fetch(test::get_request("/metrics", "GET", "Pi.Home.Arpa:8053"));
+  LONGS_EQUAL(200, c->status());
+  server->set_allowed_hosts({});
+  auto d = fetch(test::get_request("/metrics", "GET", "pi.home.arpa:8053"));
+  LONGS_EQUAL(421, d->status());
+  LONGS_EQUAL(1, metrics_calls);
 }

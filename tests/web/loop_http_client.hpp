@@ -120,8 +120,11 @@ class LoopHttpClient {
   double elapsed_ms_ = 0;
 };
 
-inline std::string get_request(const std::string& path, const std::string& method = "GET") {
-  return method + " " + path + " HTTP/1.0\r\nHost: test\r\n\r\n";
+// The test servers listen on loopback, where "localhost" is one of their
+// own names (web/host_check.hpp).
+inline std::string get_request(const std::string& path, const std::string& method = "GET",
+                               const std::string& host = "localhost") {
+  return method + " " + path + " HTTP/1.0\r\nHost: " + host + "\r\n\r\n";
 }
 
 }  // namespace nxdns::test
