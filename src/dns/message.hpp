@@ -70,6 +70,8 @@ struct Header {
   std::uint8_t opcode() const { return (flags >> 11) & 0xF; }
   bool tc() const { return flags & 0x0200; }
   bool rd() const { return flags & 0x0100; }
+  bool ad() const { return flags & 0x0020; }
+  bool cd() const { return flags & 0x0010; }
   std::uint8_t rcode() const { return flags & 0xF; }
 };
 
@@ -168,8 +170,9 @@ std::string name_to_text(ByteView wire_name);
 // Returns nullopt when a label is empty or too long or the name too long.
 std::optional<Bytes> name_from_text(std::string_view text);
 
-// Error reply for a query that parsed: echoes ID, opcode, RD and the
-// question verbatim; sets QR and RA, the rcode, and nothing else. When the
+// Error reply for a query that parsed: echoes ID, opcode, RD, CD (RFC 4035
+// §3.1.6) and the question verbatim; sets QR and RA, the rcode, and nothing
+// else. When the
 // query carried OPT the reply carries a minimal one (payload 1232, version
 // 0, the query's DO bit, no options, the upper 8 bits of an extended rcode
 // such as BADVERS): RFC 6891 §7 has responders include OPT whenever the
@@ -177,13 +180,13 @@ std::optional<Bytes> name_from_text(std::string_view text);
 // expressed: the reply is SERVFAIL instead.
 Bytes make_error_reply(ByteView raw_query, const Query& q, Rcode rcode);
 // NOTIMP for a message whose opcode we do not implement (anything but
-// QUERY): echoes ID, opcode and RD, and the question (zone) section when it
+// QUERY): echoes ID, opcode, RD and CD, and the question (zone) section when it
 // is exactly one parseable entry; no other section, no OPT (the rest of a
 // NOTIFY or UPDATE is not parsed). Empty, like make_formerr, when the header
 // is unreadable or QR is set.
 Bytes make_notimp(ByteView raw_packet);
 // FORMERR for a packet whose header is readable but whose body is not: echo
-// the ID, opcode and RD, no question (RFC 1035 gives no other choice).
+// the ID, opcode, RD and CD, no question (RFC 1035 gives no other choice).
 // Returns an empty vector when not even the header is readable, or when QR
 // is set: answering a response could start a reply loop between two
 // servers, so such packets are dropped.
@@ -289,6 +292,7 @@ ClientLink client_link(const Query& q, bool udp);
 // The one rewrite of an upstream answer (or a reply of our own) for the
 // client that asked `client_query`. EDNS is hop-by-hop (RFC 6891 §6.1.1,
 // §7): the upstream's OPT answered the query *we* sent, so it is replaced.
+//   - The header flags are the client's (client_reply_flags).
 //   - Client sent no OPT: the reply has none. An extended rcode (upper bits
 //     in the upstream's OPT) cannot be said without one: SERVFAIL instead.
 //   - Client sent OPT: the reply carries exactly one, ours: payload
@@ -308,6 +312,14 @@ ClientLink client_link(const Query& q, bool udp);
 // not tile its RDATA, or a TCP reply over max_stream_message. The caller
 // answers SERVFAIL: nothing we cannot vouch for reaches a client.
 std::optional<Bytes> answer_for_client(ByteView answer, const Query& client_query, const ClientLink& link);
+
+// The header flags a client's reply carries: the answer's (QR, opcode, AA,
+// TC, RA, rcode; `answer_flags`) with RD and CD echoed from the client's
+// query (RFC 1035 §4.1.1; RFC 4035 §3.1.6), Z clear, and AD kept only for a
+// client whose query set AD or DO (RFC 6840 §5.7, §5.8: AD means nothing to
+// a client that did not ask, and nxdns always asks upstream). The upstream
+// saw our query (RD and AD set, CD as the client's), not the client's.
+std::uint16_t client_reply_flags(std::uint16_t answer_flags, std::uint16_t query_flags, bool query_dnssec_ok);
 
 // The full 12-bit rcode of a reply: the header's 4 bits plus, when the
 // reply has an OPT, its upper 8 bits (RFC 6891 §6.1.3). nullopt when the

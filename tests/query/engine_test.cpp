@@ -345,6 +345,26 @@ TEST(Engine, ZoneTransfersAreRefusedLocally) {
   CHECK(any.kind == Engine::Admission::forwarded);
 }
 
+TEST(Engine, ForwardedAnswerCarriesTheClientsRdAndCd) {
+  // The upstream answered our query (RD and AD set); the client asked with
+  // RD clear and CD set (dig +norec +cd), and neither AD nor DO.
+  Rig r;
+  dns::Bytes q = make_q(0x0D0D);
+  q[2] = 0x00;
+  q[3] = 0x10;
+  r.send(q);
+  r.fake->respond_oldest([](const dns::Bytes& sent) {
+    dns::Bytes a = sent;
+    a[2] = 0x81;
+    a[3] = 0xA0;
+    return a;
+  });
+  r.sched.run_ready();
+  CHECK_TRUE(r.replies[0].has_value());
+  CHECK_EQUAL(0x80, (*r.replies[0])[2]);  // QR, RD clear like the query
+  CHECK_EQUAL(0x90, (*r.replies[0])[3]);  // RA, CD; AD cleared: not asked for
+}
+
 TEST(Engine, OtherOpcodesGetNotimpNotFormerr) {
   Rig r;
   for (std::uint8_t opcode : {1, 2, 4, 5}) {
