@@ -61,6 +61,12 @@ inline constexpr std::uint16_t opt_client_subnet = 8;   // RFC 7871
 inline constexpr std::uint16_t opt_tcp_keepalive = 11;  // RFC 7828
 inline constexpr std::uint16_t opt_padding = 12;        // RFC 7830
 
+// RFC 6895 §3.1: OPT (41) and 128-254 are meta-types and QTYPEs that name no
+// data a resolver looks up (TKEY, TSIG, IXFR, AXFR, MAILB, MAILA and the
+// unassigned rest of the range). ANY (255) is a QTYPE that does ask for
+// data, and is not one of them.
+constexpr bool is_meta_type(std::uint16_t qtype) { return qtype == type_opt || (qtype >= 128 && qtype <= 254); }
+
 struct Header {
   std::uint16_t id = 0;
   std::uint16_t flags = 0;
@@ -202,16 +208,26 @@ Bytes make_query(std::uint16_t id, ByteView wire_name, std::uint16_t qtype, std:
 // header is readable, qdcount == 1 and the question parses.
 std::optional<Question> parse_question_of(ByteView msg);
 
-// What nxdns answers itself, never forwarding, for a query that parsed:
+// What nxdns answers itself, never forwarding, for a query that parsed, in
+// this order (the rcodes are what unbound answers):
 //   - EDNS version > 0: BADVERS (RFC 6891 §6.1.3: we implement version 0);
+//   - TC set in the query: FORMERR. TC describes a response (RFC 1035
+//     §4.1.1); a query carrying it is malformed, and resolvers answer so.
 //   - AXFR and IXFR: REFUSED. A zone transfer is a multi-message exchange
 //     (RFC 5936 §2.2) that a per-message forwarder cannot relay, and a
 //     household forwarder is no zone's primary; REFUSED (a policy answer,
 //     as unbound and dnsmasq give) rather than NOTIMP, which RFC 1035 keeps
 //     for kinds of query the server does not support at all, and tells a
 //     transfer client the refusal is deliberate.
-// ANY (RFC 8482) is forwarded: the upstream decides how minimal its answer
-// is, and a UDP client gets TC like for any big answer. nullopt: forward.
+//   - any other meta-type (is_meta_type: OPT, TKEY, TSIG, MAILB, MAILA,
+//     128-248): FORMERR. No data answers them; a resolver says FORMERR.
+//   - a class other than IN (CH, HS, NONE, ANY): REFUSED. The upstreams
+//     serve IN; CH would ask them for their own identity (version.bind,
+//     id.server), which is not this server's and not the LAN's business.
+// Forwarded, any of these would come back as an error the pool counts
+// against an upstream's health. ANY (RFC 8482) is forwarded: the upstream
+// decides how minimal its answer is, and a UDP client gets TC like for any
+// big answer. nullopt: forward.
 std::optional<Rcode> local_answer(const Query& q);
 
 // --- EDNS for the encrypted upstream transports (DoT, DoH) ---

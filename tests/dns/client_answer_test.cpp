@@ -1,6 +1,7 @@
 // answer_for_client: the hop-by-hop rebuild of an answer's OPT (RFC 6891
-// §6.1.1, §7) and UDP truncation, as one table; plus reply_rcode, the
-// local-answer policy and the stream framing type.
+// §6.1.1, §7) and UDP truncation, as one table; plus reply_rcode and the
+// stream framing type. The header flags are in reply_flags_test.cpp, the
+// local-answer policy in local_answer_test.cpp.
 #include <optional>
 #include <string>
 #include <vector>
@@ -293,92 +294,6 @@ TEST(ClientAnswer, BadversWithoutOptBecomesServfail) {
   const Bytes r = make_error_reply(q, parsed(q), Rcode::badvers);
   CHECK_EQUAL(2, r[3] & 0x0F);
   CHECK_EQUAL(0, get16(r, 10));
-}
-
-TEST_GROUP(LocalAnswer){};
-
-TEST(LocalAnswer, Table) {
-  struct Row {
-    std::uint16_t qtype;
-    bool edns;
-    std::uint8_t version;
-    std::optional<Rcode> expected;
-  };
-  const Row rows[] = {
-      {1, false, 0, std::nullopt},          {1, true, 0, std::nullopt},
-      {type_any, false, 0, std::nullopt},   // RFC 8482: forwarded, the upstream answers minimally
-      {type_axfr, false, 0, Rcode::refused}, {type_axfr, true, 0, Rcode::refused},
-      {type_ixfr, false, 0, Rcode::refused}, {1, true, 1, Rcode::badvers},
-      {type_axfr, true, 1, Rcode::badvers},  // version first (RFC 6891 §6.1.3)
-      {1, true, 255, Rcode::badvers},
-  };
-  for (const Row& r : rows) {
-    Bytes q = query(3, "zone.example", r.qtype, false);
-    if (r.edns) {
-      append(q, opt_rr(1232, std::uint32_t{r.version} << 16));
-      set16(q, 10, 1);
-    }
-    const auto got = local_answer(parsed(q));
-    CHECK_EQUAL(r.expected.has_value(), got.has_value());
-    if (r.expected) CHECK_EQUAL(static_cast<int>(*r.expected), static_cast<int>(*got));
-  }
-}
-
-TEST(LocalAnswer, IxfrWithItsAuthoritySoaParses) {
-  // RFC 1995 §3: the client's SOA goes in the authority section.
-  Bytes q = header(5, 0, 1, 0, 1, 0);
-  append(q, wname("zone.example"));
-  u16(q, type_ixfr);
-  u16(q, 1);
-  append(q, Bytes{0xC0, 0x0C});
-  u16(q, 6);  // SOA
-  u16(q, 1);
-  u32(q, 0);
-  Bytes rdata = wname("ns.zone.example");
-  append(rdata, wname("host.zone.example"));
-  for (int i = 0; i < 5; ++i) u32(rdata, 1);
-  u16(q, static_cast<std::uint16_t>(rdata.size()));
-  append(q, rdata);
-  const QueryParse p = parse_query(q);
-  CHECK_PARSE_ERROR(ParseError::none, p.error);
-  CHECK_EQUAL(static_cast<int>(Rcode::refused), static_cast<int>(*local_answer(*p.query)));
-  const Bytes r = make_error_reply(q, *p.query, Rcode::refused);
-  CHECK_EQUAL(5, r[3] & 0x0F);
-  CHECK_EQUAL(0, get16(r, 8));  // the SOA is not echoed
-  // An authority record on any other type is still FORMERR material.
-  set16(q, 12 + wname("zone.example").size(), 1);
-  CHECK_PARSE_ERROR(ParseError::unexpected_records, parse_query(q).error);
-}
-
-TEST(LocalAnswer, OtherOpcodesGetNotimpEchoingTheQuestion) {
-  for (std::uint16_t opcode : {1, 2, 4, 5, 6, 15}) {
-    Bytes q = query(0x4242, "zone.example", 6, false);
-    set16(q, 2, static_cast<std::uint16_t>(0x0100 | (opcode << 11)));
-    CHECK_PARSE_ERROR(ParseError::bad_opcode, parse_query(q).error);
-    const Bytes r = make_notimp(q);
-    CHECK_EQUAL(q.size(), r.size());
-    CHECK_EQUAL(0x4242, get16(r, 0));
-    CHECK_EQUAL(opcode, (get16(r, 2) >> 11) & 0xF);
-    CHECK_EQUAL(4, r[3] & 0x0F);
-    CHECK_TRUE(r[2] & 0x80);
-    MEMCMP_EQUAL(q.data() + 12, r.data() + 12, q.size() - 12);
-  }
-  // An UPDATE with records after its zone section: only the zone is echoed.
-  Bytes upd = header(1, 5 << 11, 1, 0, 1, 0);
-  append(upd, wname("zone.example"));
-  u16(upd, 6);
-  u16(upd, 1);
-  append(upd, a_rr(Bytes{0xC0, 0x0C}, 1));
-  const Bytes r = make_notimp(upd);
-  CHECK_EQUAL(0, get16(r, 8));
-  CHECK_EQUAL(1, get16(r, 4));
-  // Garbage zone section: header only. Responses: nothing.
-  Bytes junk = header(1, 4 << 11, 1, 0, 0, 0);
-  append(junk, Bytes{0x50, 1, 2});
-  CHECK_EQUAL(12u, make_notimp(junk).size());
-  CHECK_EQUAL(0, get16(make_notimp(junk), 4));
-  set16(junk, 2, 0x8000 | (4 << 11));
-  CHECK_TRUE(make_notimp(junk).empty());
 }
 
 TEST_GROUP(SizeCaps){};
