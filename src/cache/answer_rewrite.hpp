@@ -43,7 +43,7 @@ struct AnswerLayout {
     std::uint16_t dropped = 0;  // records from the upstream OPT on, off ARCOUNT
     std::uint32_t ext_rcode = 0;      // the upstream OPT's extended-rcode bits (TTL & 0xFF000000)
     std::optional<bool> upstream_do;  // its DO bit; nullopt: no OPT (the client's own DO applies)
-    dns::Bytes options;               // its options a client may see (hop-by-hop ones removed)
+    dns::Bytes options;               // its options a client may see (Extended DNS Errors only)
   };
   // nullopt: this answer takes the general path (answer_for_client), e.g.
   // one it would refuse. Set only when, for a client with OPT (DO clear and

@@ -9,11 +9,13 @@ namespace nxdns::dns {
 
 namespace {
 
-// Options that describe the upstream hop (or that the client never sent and
-// must not receive), never relayed to a client.
-bool hop_by_hop(std::uint16_t code) {
-  return code == opt_tcp_keepalive || code == opt_padding || code == opt_client_subnet;
-}
+// The one upstream option a client sees. Options are hop-by-hop unless
+// known to be about the answer itself: a COOKIE or NSID answered our query
+// (and a cached one would be replayed to every later client), keepalive and
+// padding describe our stream, Client Subnet was never asked for (RFC 7871
+// §7.2.2), and an unknown option may be any of those. Extended DNS Errors
+// (RFC 8914) say why the answer is what it is: every client may know.
+bool relayed_to_client(std::uint16_t code) { return code == opt_extended_error; }
 
 constexpr std::uint32_t ext_rcode_mask = 0xFF000000u;
 
@@ -39,7 +41,7 @@ std::optional<Bytes> answer_for_client(ByteView answer, const Query& client_quer
     upstream_ttl = l.opt->ttl;
     const bool tiles =
         wire::for_each_option(answer.subspan(l.opt->rdata, l.opt->rdlength), [&](const wire::Option& o) {
-          if (hop_by_hop(o.code)) return;
+          if (!relayed_to_client(o.code)) return;
           wire::put16(options, o.code);
           wire::put16(options, static_cast<std::uint16_t>(o.data.size()));
           options.insert(options.end(), o.data.begin(), o.data.end());

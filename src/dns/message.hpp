@@ -31,11 +31,11 @@ inline constexpr std::uint16_t max_udp_limit = 1232;
 // Largest client query accepted, on every listener (UDP and TCP alike). A
 // query holds one question (at most 12 + 255 + 4 = 271 octets) and one OPT;
 // 4096 leaves room for any option a client may legitimately attach (cookies,
-// RFC 8467 padding to a 468- or even 1232-octet block, Client Subnet) while
-// keeping what we send upstream (this plus our OPT, keepalive and padding
-// additions, at most 146 octets) far below the 65,535 octets a stream length
-// prefix can state (RFC 1035 §4.2.2). Bigger is hostile: FORMERR over UDP,
-// connection closed over TCP (docs/reference/config.md, "Limits").
+// RFC 8467 padding to a 468- or even 1232-octet block, Client Subnet); none
+// of them goes upstream (prepare_upstream_query), and what does stays far
+// below the 65,535 octets a stream length prefix can state (RFC 1035
+// §4.2.2). Bigger is hostile: FORMERR over UDP, connection closed over TCP
+// (docs/reference/config.md, "Limits").
 inline constexpr std::size_t max_client_query = 4096;
 // What a two-octet stream length prefix can announce (RFC 1035 §4.2.2).
 inline constexpr std::size_t max_stream_message = 65535;
@@ -57,9 +57,12 @@ inline constexpr std::uint16_t type_axfr = 252;  // RFC 5936
 inline constexpr std::uint16_t type_any = 255;   // RFC 8482
 inline constexpr std::uint16_t class_in = 1;
 // EDNS option codes (IANA "DNS EDNS0 Option Codes").
-inline constexpr std::uint16_t opt_client_subnet = 8;   // RFC 7871
-inline constexpr std::uint16_t opt_tcp_keepalive = 11;  // RFC 7828
-inline constexpr std::uint16_t opt_padding = 12;        // RFC 7830
+inline constexpr std::uint16_t opt_nsid = 3;             // RFC 5001
+inline constexpr std::uint16_t opt_client_subnet = 8;    // RFC 7871
+inline constexpr std::uint16_t opt_cookie = 10;          // RFC 7873
+inline constexpr std::uint16_t opt_tcp_keepalive = 11;   // RFC 7828
+inline constexpr std::uint16_t opt_padding = 12;         // RFC 7830
+inline constexpr std::uint16_t opt_extended_error = 15;  // RFC 8914
 
 // RFC 6895 §3.1: OPT (41) and 128-254 are meta-types and QTYPEs that name no
 // data a resolver looks up (TKEY, TSIG, IXFR, AXFR, MAILB, MAILA and the
@@ -244,13 +247,18 @@ struct UpstreamQueryOptions {
 };
 
 // The query to send upstream for a client query that parse_query accepts:
-// same header flags and question, the given id; one OPT record keeping the
-// client's UDP payload size, version, DO/Z bits and options except Padding
-// and edns-tcp-keepalive (or a fresh OPT, payload 1232 version 0, when the
-// client sent none); then the keepalive and padding options as asked. The
-// client's Client Subnet option (RFC 7871) is dropped too: a household
-// forwarder has no reason to tell the upstream where in the LAN a query came
-// from. Other additional records are dropped. Returns an empty vector when
+// the client's question verbatim, the given id, and nothing else of the
+// client's but its CD bit and its DO bit. The header is built, not copied:
+// QUERY, RD and AD set, CD as the client sent it, AA, TC and Z clear. One
+// OPT: payload 1232, version 0, DO as the client's (clear without an OPT),
+// other Z bits clear, and only our own options (the keepalive and padding
+// as asked). No client option goes upstream: COOKIE (RFC 7873) and Client
+// Subnet (RFC 7871) identify a device of the LAN; the others (NSID, EXPIRE,
+// unknown ones) ask the upstream for something that would come back in an
+// answer cached and shared with clients that never asked. So the exchange
+// is a function of the cache key (name, type, class, DO, CD) alone, and any
+// client with that key may share it. Other additional records are dropped
+// (a TSIG signs the client's message, not ours). Returns an empty vector when
 // the input does not parse as a query (so never for more than
 // max_client_query octets), or when the result would exceed
 // max_stream_message. Padding is omitted (never mis-sized) in the
@@ -314,9 +322,11 @@ ClientLink client_link(const Query& q, bool udp);
 //   - Client sent OPT: the reply carries exactly one, ours: payload
 //     max_udp_limit, version 0, the upstream's extended rcode and DO bit
 //     (the client's DO when the upstream sent no OPT), other Z bits clear,
-//     and the upstream's options minus the hop-by-hop ones (edns-tcp-
-//     keepalive RFC 7828, Padding RFC 7830) and Client Subnet (never asked
-//     for: RFC 7871 §7.2.2 forbids it in an answer to a query without it).
+//     and of the upstream's options only Extended DNS Errors (RFC 8914: it
+//     says why the answer is what it is, which every client may know).
+//     Every other option answered something of our query (a COOKIE, an
+//     NSID, keepalive, padding) or was never asked for by this client, and
+//     a cached answer is replayed to clients that sent other options.
 //   - The OPT is moved to the end. Records that followed it in the
 //     additional section are dropped: their compression pointers could
 //     target offsets the move shifts, and additional data is optional

@@ -115,7 +115,9 @@ dns::Bytes with_opt_rdata(Answer a, std::uint32_t ttl, const dns::Bytes& rdata, 
 std::vector<Shape> shapes() {
   const Answer two{.id = 0x1111, .answer = {{t_cname, 3600}, {t_a, 300}}};
   dns::Bytes opts = dns::test::option(dns::opt_padding, dns::Bytes(40, 0));
-  dns::test::append(opts, dns::test::option(10, dns::Bytes{1, 2, 3, 4, 5, 6, 7, 8}));  // a cookie: relayed
+  dns::test::append(opts, dns::test::option(dns::opt_cookie, dns::Bytes{1, 2, 3, 4, 5, 6, 7, 8}));  // not relayed
+  dns::test::append(opts, dns::test::option(dns::opt_extended_error, dns::Bytes{0, 3}));  // relayed
+  dns::test::append(opts, dns::test::option(dns::opt_nsid, dns::Bytes{'n', 's'}));         // not relayed
   dns::test::append(opts, dns::test::option(dns::opt_tcp_keepalive, {}));
   Answer many = two;
   for (int i = 0; i < 60; ++i) many.answer.push_back({t_aaaa, 300});
@@ -177,6 +179,40 @@ TEST(AnswerRewrite, ClientAnswerIsTheGeneralPathsBytesForEveryShapeClientAndLink
   // rcode to clients without OPT (12). Everything else takes the one copy.
   CHECK_EQUAL(48, declined);
   CHECK_EQUAL(9 * 36 - 48, compared);
+}
+
+TEST(AnswerRewrite, AHitGivesEachClientItsOwnFlagsAndOnlyExtendedErrors) {
+  // One stored answer to our query (RD, AD: validated; a cookie, an NSID and
+  // an Extended DNS Error in its OPT), hit by three clients in turn.
+  dns::Bytes opts = dns::test::option(dns::opt_cookie, dns::Bytes(24, 0xCC));
+  dns::test::append(opts, dns::test::option(dns::opt_nsid, dns::Bytes{'u', 'p'}));
+  dns::test::append(opts, dns::test::option(dns::opt_extended_error, dns::Bytes{0, 3}));
+  dns::Bytes stored = with_opt_rdata({.id = 0x1111, .answer = {{t_a, 300}}}, 0, opts);
+  dns::test::set16(stored, 2, 0x81A0);
+  auto layout = layout_of(stored);
+  CHECK_TRUE(layout.has_value());
+  find_client_form(stored, *layout);
+  CHECK_TRUE(layout->client.has_value());
+  const dns::Bytes q = question_of("www.example.test");
+  const dns::ClientLink udp{true, 1232};
+  struct Row {
+    std::uint16_t query_flags;
+    bool dnssec_ok;
+    std::uint16_t reply_flags;
+  };
+  for (const Row& r : {Row{0x0100, false, 0x8180}, Row{0x0000, false, 0x8080}, Row{0x0130, false, 0x81B0},
+                       Row{0x0100, true, 0x81A0}}) {
+    dns::Edns edns;
+    edns.present = true;
+    edns.dnssec_ok = r.dnssec_ok;
+    const auto got = client_answer(stored, *layout, {0xBEEF, q, r.query_flags}, 0, edns, udp);
+    CHECK_TRUE(got.has_value());
+    CHECK_EQUAL(r.reply_flags, dns::test::get16(got->bytes, 2));
+    // Our OPT, last: 11 octets, then exactly the EDE option.
+    const dns::Bytes ede = dns::test::option(dns::opt_extended_error, dns::Bytes{0, 3});
+    CHECK_EQUAL(ede.size(), dns::test::get16(got->bytes, got->bytes.size() - ede.size() - 2));
+    CHECK_TRUE(std::equal(ede.begin(), ede.end(), got->bytes.end() - static_cast<std::ptrdiff_t>(ede.size())));
+  }
 }
 
 TEST(AnswerRewrite, ClientFormIsFoundOnTheFirstHitNotWhenStored) {

@@ -78,12 +78,16 @@ bool has_code(const Seen& s, std::uint16_t code) {
   return false;
 }
 
-// Upstream OPT rdata with keepalive, padding, client subnet and a cookie.
+// Upstream OPT rdata with keepalive, padding, client subnet, a cookie, an
+// NSID, an unknown option and an Extended DNS Error.
 Bytes hop_options() {
   Bytes r;
   append(r, option(opt_tcp_keepalive, Bytes{0x00, 0x64}));
-  append(r, option(10, Bytes(16, 0xAB)));  // COOKIE: end to end
+  append(r, option(opt_cookie, Bytes(16, 0xAB)));  // our (or another client's) cookie
   append(r, option(opt_client_subnet, Bytes{0, 1, 24, 0, 192, 0, 2}));
+  append(r, option(opt_nsid, Bytes{'u', 'p'}));
+  append(r, option(opt_extended_error, Bytes{0, 18}));  // EDE 18, Prohibited
+  append(r, option(65001, Bytes{1}));
   append(r, option(opt_padding, Bytes(40, 0)));
   return r;
 }
@@ -114,7 +118,7 @@ TEST(ClientAnswer, NoOptInQueryMeansNoneInAnswer) {
   }
 }
 
-TEST(ClientAnswer, HopByHopOptionsRemovedOthersKeptPayloadOurs) {
+TEST(ClientAnswer, OnlyExtendedDnsErrorsReachTheClientPayloadOurs) {
   const Bytes q = query(7, "a.example", 1, true, 4096);
   const Bytes up = response(7, "a.example", 1, 1, nullptr);
   Bytes with_opt = up;
@@ -129,7 +133,11 @@ TEST(ClientAnswer, HopByHopOptionsRemovedOthersKeptPayloadOurs) {
   CHECK_FALSE(has_code(s, opt_tcp_keepalive));
   CHECK_FALSE(has_code(s, opt_padding));
   CHECK_FALSE(has_code(s, opt_client_subnet));
-  CHECK_TRUE(has_code(s, 10));
+  CHECK_FALSE(has_code(s, opt_cookie));
+  CHECK_FALSE(has_code(s, opt_nsid));
+  CHECK_FALSE(has_code(s, 65001));
+  CHECK_EQUAL(1u, s.codes.size());
+  CHECK_TRUE(has_code(s, opt_extended_error));
 }
 
 TEST(ClientAnswer, ExtendedRcodeAndDoKeptOtherZBitsAndVersionCleared) {
@@ -328,7 +336,7 @@ TEST(SizeCaps, UpstreamQueryAtTheCapStaysFramable) {
   o.tcp_keepalive = true;
   const Bytes up = prepare_upstream_query(q, o);
   CHECK_FALSE(up.empty());
-  CHECK_TRUE(up.size() <= max_client_query + 146);
+  CHECK_TRUE(up.size() <= 2 * 128);  // the question and our OPT, padded: the client's option stays here
   CHECK_TRUE(StreamMessage::from(up).has_value());
 }
 
@@ -346,10 +354,10 @@ TEST(SizeCaps, StreamMessageRefusesWhatThePrefixCannotState) {
   CHECK_EQUAL(300u, std::move(*small).release().size());
 }
 
-TEST(SizeCaps, ClientSubnetNeverGoesUpstream) {
+TEST(SizeCaps, ClientSubnetAndCookieNeverGoUpstream) {
   Bytes q = query(1, "a.example", 1, false);
   Bytes opts = option(opt_client_subnet, Bytes{0, 1, 24, 0, 10, 1, 2});
-  append(opts, option(10, Bytes(8, 0x42)));
+  append(opts, option(opt_cookie, Bytes(8, 0x42)));
   append(q, opt_rr(1232, 0, opts));
   set16(q, 10, 1);
   UpstreamQueryOptions o;
@@ -358,5 +366,5 @@ TEST(SizeCaps, ClientSubnetNeverGoesUpstream) {
   const Seen s = read(up);
   CHECK_EQUAL(1, s.opts);
   CHECK_FALSE(has_code(s, opt_client_subnet));
-  CHECK_TRUE(has_code(s, 10));
+  CHECK_FALSE(has_code(s, opt_cookie));
 }
