@@ -76,7 +76,12 @@ std::optional<AnswerLayout::ClientForm> client_form_of(dns::ByteView msg, const 
   namespace w = dns::wire;
   if (l.opt_count > 1) return std::nullopt;
   const dns::ClientLink tcp{false, dns::max_udp_limit};
-  dns::Query with_opt;
+  // The header flags follow each hit's client (client_answer applies
+  // dns::client_reply_flags to them): the form is judged with clients whose
+  // query asks for the answer's RD, CD and AD, so that only the Z bit, which
+  // the rule always clears, changes in the header.
+  dns::Query with_opt, without_opt;
+  with_opt.header.flags = without_opt.header.flags = static_cast<std::uint16_t>(l.header.flags | w::flag_ad);
   with_opt.edns.present = true;
   const auto e = dns::answer_for_client(msg, with_opt, tcp);
   if (!e || e->size() < dns::header_size) return std::nullopt;
@@ -94,13 +99,14 @@ std::optional<AnswerLayout::ClientForm> client_form_of(dns::ByteView msg, const 
   const dns::ByteView opts = dns::ByteView(*e).subspan(el.opt->rdata, el.opt->rdlength);
   f.options.assign(opts.begin(), opts.end());
 
-  const dns::Bytes prefix(msg.begin(), msg.begin() + f.cut);
+  dns::Bytes prefix(msg.begin(), msg.begin() + f.cut);
+  w::store16(prefix, w::off_flags, dns::client_reply_flags(l.header.flags, with_opt.header.flags, false));
   for (const bool d : {false, true}) {
     with_opt.edns.dnssec_ok = d;
     const auto want = dns::answer_for_client(msg, with_opt, tcp);
     if (!want || *want != apply_form(prefix, f, l.header.arcount, true, d)) return std::nullopt;
   }
-  const auto want = dns::answer_for_client(msg, dns::Query{}, tcp);
+  const auto want = dns::answer_for_client(msg, without_opt, tcp);
   if (f.ext_rcode != 0) {
     if (want) return std::nullopt;  // the form would refuse where the rule answers
   } else if (!want || *want != apply_form(prefix, f, l.header.arcount, false, false)) {
@@ -226,6 +232,9 @@ std::optional<ClientAnswer> client_answer(dns::ByteView stored, const AnswerLayo
   dns::Bytes out;
   out.reserve(std::size_t{form.cut} + 11 + form.options.size());
   if (!rewrite_into(out, stored, layout, client, age_seconds, std::nullopt, form.cut)) return std::nullopt;
+  dns::wire::store16(out, dns::wire::off_flags,
+                     dns::client_reply_flags(dns::wire::load16(out, dns::wire::off_flags), client.query_flags,
+                                             client_edns.present && client_edns.dnssec_ok));
   const std::uint16_t arcount = dns::wire::load16(out, dns::wire::off_arcount);
   ClientAnswer a;
   a.rcode = static_cast<std::uint16_t>((out[3] & 0x0F) | (client_edns.present ? (form.ext_rcode >> 24) << 4 : 0));
@@ -269,7 +278,7 @@ bool rewrite_into(dns::Bytes& out, dns::ByteView stored, const AnswerLayout& lay
   out.assign(stored.begin(), stored.begin() + static_cast<std::ptrdiff_t>(copy_end));
   dns::set_id(out, client.id);
   std::uint16_t flags = static_cast<std::uint16_t>((out[2] << 8) | out[3]);
-  flags = static_cast<std::uint16_t>(client.recursion_desired ? flags | w::flag_rd : flags & ~w::flag_rd);
+  flags = static_cast<std::uint16_t>((flags & ~w::flag_rd) | (client.query_flags & w::flag_rd));
   w::store16(out, w::off_flags, flags);
   // Same length: every compression pointer still lands where it did.
   std::copy(client.question.begin(), client.question.end(), out.begin() + dns::header_size);

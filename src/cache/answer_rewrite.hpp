@@ -16,10 +16,12 @@ namespace nxdns::cache {
 
 struct ClientQuestion {
   std::uint16_t id = 0;
-  bool recursion_desired = true;
   // The client's question section exactly as received: bytes
   // [header_size, question_end) of its query.
   dns::ByteView question;
+  // The client's header flags: its RD goes into the rewritten answer, and
+  // client_answer applies dns::client_reply_flags (RD, CD, AD) from them.
+  std::uint16_t query_flags = dns::wire::flag_rd;
 };
 
 // RFC 8767 §4: the TTL a stale answer carries.
@@ -41,7 +43,7 @@ struct AnswerLayout {
     std::uint16_t dropped = 0;  // records from the upstream OPT on, off ARCOUNT
     std::uint32_t ext_rcode = 0;      // the upstream OPT's extended-rcode bits (TTL & 0xFF000000)
     std::optional<bool> upstream_do;  // its DO bit; nullopt: no OPT (the client's own DO applies)
-    dns::Bytes options;               // its options a client may see (hop-by-hop ones removed)
+    dns::Bytes options;               // its options a client may see (Extended DNS Errors only)
   };
   // nullopt: this answer takes the general path (answer_for_client), e.g.
   // one it would refuse. Set only when, for a client with OPT (DO clear and
@@ -82,9 +84,10 @@ std::optional<dns::Bytes> rewrite_answer(dns::ByteView stored, const AnswerLayou
                                          std::uint32_t age_seconds, std::optional<std::uint32_t> fixed_ttl = std::nullopt);
 
 // The answer a client receives for a hit, in one copy: rewrite_answer, then
-// dns::answer_for_client's EDNS rule from `layout.client` (the copy stops at
-// the upstream OPT; ours for a client that sent OPT), then UDP truncation
-// to the link. Byte-identical to answer_for_client(rewrite_answer(...)).
+// dns::answer_for_client's rules: the header flags for this client
+// (dns::client_reply_flags), the EDNS rule from `layout.client` (the copy
+// stops at the upstream OPT; ours for a client that sent OPT), then UDP
+// truncation to the link. Byte-identical to answer_for_client(rewrite_answer(...)).
 // `rcode` is the reply's full 12-bit rcode (dns::reply_rcode's value, known
 // without a scan). nullopt when the layout has no client form, the answer
 // does not rewrite, or answer_for_client would refuse it (an extended rcode

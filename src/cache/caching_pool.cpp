@@ -40,7 +40,7 @@ upstream::PoolOutcome CachingPool::answer_for(const Member& m, const dns::Bytes&
                                               std::optional<std::uint32_t> fixed_ttl) const {
   upstream::PoolOutcome out;
   out.ok = true;
-  auto a = rewrite_answer(stored, ClientQuestion{m.id, m.rd, m.question}, age, fixed_ttl);
+  auto a = rewrite_answer(stored, ClientQuestion{m.id, m.question, m.flags}, age, fixed_ttl);
   // Unreachable for an answer that passed validation against this key; the
   // engine's own validation turns the unchanged bytes into SERVFAIL.
   out.response = a ? std::move(*a) : stored;
@@ -57,7 +57,7 @@ std::optional<CachingPool::Hit> CachingPool::hit_now(const dns::Query& q, dns::B
   const loop::TimePoint now = sched_.now();
   const Freshness f = freshness_at(a->age, now, rules());
   if (f != Freshness::fresh && f != Freshness::fresh_prefetch) return std::nullopt;
-  const ClientQuestion client{q.header.id, q.header.rd(), question_bytes(raw, q)};
+  const ClientQuestion client{q.header.id, question_bytes(raw, q), q.header.flags};
   const std::uint32_t age = age_seconds(a->age, now);
   if (!a->layout.client_checked) find_client_form(a->answer, a->layout);
   std::optional<Hit> hit;
@@ -91,7 +91,7 @@ CachingPool::Ticket CachingPool::submit(const dns::Query& q, dns::ByteView raw, 
   m.ticket = t;
   m.key = make_key(q);
   m.id = q.header.id;
-  m.rd = q.header.rd();
+  m.flags = q.header.flags;
   const dns::ByteView qb = question_bytes(raw, q);
   m.question.assign(qb.begin(), qb.end());
   m.done = std::move(done);

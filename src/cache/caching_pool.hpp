@@ -159,7 +159,7 @@ class CachingPool {
     Ticket ticket = 0;
     Key key;
     std::uint16_t id = 0;
-    bool rd = true;
+    std::uint16_t flags = 0;  // the client's header flags (ClientQuestion::query_flags)
     dns::Bytes question;  // the client's question section, verbatim
     Done done;
     FlightId flight = 0;  // 0: not attached (answered from the cache)

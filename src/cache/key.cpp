@@ -3,7 +3,6 @@
 namespace nxdns::cache {
 
 namespace {
-constexpr std::uint16_t flag_cd = 0x0010;  // RFC 4035 §3.2.2, header bit 11
 constexpr std::size_t key_tail = 5;        // qtype 2 + qclass 2 + flags 1
 // RFC 4343: DNS names compare ASCII letters without case; nothing else folds.
 constexpr char folded(std::uint8_t c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); }
@@ -40,12 +39,12 @@ KeyBuffer::KeyBuffer(const dns::Query& q) {
   buf_[len_++] = static_cast<char>(t & 0xFF);
   buf_[len_++] = static_cast<char>(c >> 8);
   buf_[len_++] = static_cast<char>(c & 0xFF);
-  buf_[len_++] = static_cast<char>((q.edns.present && q.edns.dnssec_ok ? 1 : 0) | ((q.header.flags & flag_cd) != 0 ? 2 : 0));
+  buf_[len_++] = static_cast<char>((q.edns.present && q.edns.dnssec_ok ? 1 : 0) | (q.header.cd() ? 2 : 0));
 }
 
 Key make_key(const dns::Query& q) {
   return make_key(q.question.name, q.question.qtype, q.question.qclass, q.edns.present && q.edns.dnssec_ok,
-                  (q.header.flags & flag_cd) != 0);
+                  q.header.cd());
 }
 
 bool key_has_name(const Key& k, const std::string& folded) {

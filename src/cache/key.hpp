@@ -3,6 +3,11 @@
 // CD). DO and CD are part of the key because they change the answer (RFC
 // 3225: DNSSEC records only with DO; RFC 4035 §3.2.2: CD answers may hold
 // data that failed validation and must not reach a client that did not ask).
+// Nothing else of a client's query reaches the upstream
+// (dns::prepare_upstream_query), so every client with one key asks the same
+// exchange: sharing its answer (cached or in flight) is exact, and what
+// differs per client (ID, question case, RD, AD, its OPT) is rebuilt for
+// each reply.
 #include <array>
 #include <cstdint>
 #include <string>

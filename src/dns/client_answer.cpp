@@ -1,6 +1,7 @@
-// The answer a client receives: the upstream's OPT replaced by ours (EDNS is
-// hop-by-hop, RFC 6891 §6.1.1 and §7), then UDP truncation. One function, so
-// fresh answers, error replies and (later) cached ones follow one rule.
+// The answer a client receives: the header flags its query asked for, the
+// upstream's OPT replaced by ours (EDNS is hop-by-hop, RFC 6891 §6.1.1 and
+// §7), then UDP truncation. One function, so fresh answers, error replies and
+// cached ones follow one rule.
 #include "dns/message.hpp"
 #include "dns/wire.hpp"
 
@@ -8,11 +9,13 @@ namespace nxdns::dns {
 
 namespace {
 
-// Options that describe the upstream hop (or that the client never sent and
-// must not receive), never relayed to a client.
-bool hop_by_hop(std::uint16_t code) {
-  return code == opt_tcp_keepalive || code == opt_padding || code == opt_client_subnet;
-}
+// The one upstream option a client sees. Options are hop-by-hop unless
+// known to be about the answer itself: a COOKIE or NSID answered our query
+// (and a cached one would be replayed to every later client), keepalive and
+// padding describe our stream, Client Subnet was never asked for (RFC 7871
+// §7.2.2), and an unknown option may be any of those. Extended DNS Errors
+// (RFC 8914) say why the answer is what it is: every client may know.
+bool relayed_to_client(std::uint16_t code) { return code == opt_extended_error; }
 
 constexpr std::uint32_t ext_rcode_mask = 0xFF000000u;
 
@@ -38,7 +41,7 @@ std::optional<Bytes> answer_for_client(ByteView answer, const Query& client_quer
     upstream_ttl = l.opt->ttl;
     const bool tiles =
         wire::for_each_option(answer.subspan(l.opt->rdata, l.opt->rdlength), [&](const wire::Option& o) {
-          if (hop_by_hop(o.code)) return;
+          if (!relayed_to_client(o.code)) return;
           wire::put16(options, o.code);
           wire::put16(options, static_cast<std::uint16_t>(o.data.size()));
           options.insert(options.end(), o.data.begin(), o.data.end());
@@ -53,6 +56,9 @@ std::optional<Bytes> answer_for_client(ByteView answer, const Query& client_quer
   // it are left out.
   const std::size_t keep_end = l.opt ? l.opt->start : l.end;
   Bytes out(answer.begin(), answer.begin() + static_cast<std::ptrdiff_t>(keep_end));
+  wire::store16(std::span<std::uint8_t>(out), wire::off_flags,
+                client_reply_flags(l.header.flags, client_query.header.flags,
+                                   client_query.edns.present && client_query.edns.dnssec_ok));
   std::uint16_t arcount = l.header.arcount;
   if (l.opt) {
     // Records from the OPT on: the OPT itself and any that followed it
@@ -79,6 +85,13 @@ std::optional<Bytes> answer_for_client(ByteView answer, const Query& client_quer
   if (link.udp) return truncate_for_udp(out, link.udp_limit);
   if (out.size() > max_stream_message) return std::nullopt;
   return out;
+}
+
+std::uint16_t client_reply_flags(std::uint16_t answer_flags, std::uint16_t query_flags, bool query_dnssec_ok) {
+  constexpr std::uint16_t echoed = wire::flag_rd | wire::flag_cd;
+  auto flags = static_cast<std::uint16_t>((answer_flags & ~(echoed | wire::flag_z)) | (query_flags & echoed));
+  if ((query_flags & wire::flag_ad) == 0 && !query_dnssec_ok) flags = static_cast<std::uint16_t>(flags & ~wire::flag_ad);
+  return flags;
 }
 
 std::optional<std::uint16_t> reply_rcode(ByteView reply) {

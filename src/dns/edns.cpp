@@ -1,7 +1,8 @@
-// EDNS(0) handling for the encrypted upstream transports: Padding (RFC 7830,
-// sizes from RFC 8467) so an observer of the TLS stream cannot infer the
-// name from the length, and edns-tcp-keepalive (RFC 7828) so DoT sessions
-// learn how long the upstream will keep them open.
+// The query nxdns sends upstream, and EDNS(0) handling for the encrypted
+// upstream transports: Padding (RFC 7830, sizes from RFC 8467) so an
+// observer of the TLS stream cannot infer the name from the length, and
+// edns-tcp-keepalive (RFC 7828) so DoT sessions learn how long the upstream
+// will keep them open.
 #include "dns/message.hpp"
 #include "dns/wire.hpp"
 
@@ -25,31 +26,25 @@ Bytes prepare_upstream_query(ByteView client_query, const UpstreamQueryOptions& 
   if (!p.query) return {};
   const Query& q = *p.query;
 
-  // The client's OPT again (parse_query accepted it, so at most one and its
-  // options tile): its payload size and TTL flags are the client's to set.
-  std::uint16_t udp_payload = max_udp_limit;
-  std::uint32_t ttl = 0;
+  // Nothing of the client's OPT but DO: its payload size describes its UDP
+  // path, not our stream; its version is 0 (local_answer answers any other);
+  // its options stay in the LAN (message.hpp). A query without OPT asks
+  // what one with DO clear asks, so both share one exchange and one entry.
+  const std::uint32_t ttl = q.edns.present && q.edns.dnssec_ok ? wire::edns_do_bit : 0;
   Bytes options;
-  // Room for the padding option and a few client options: built octet by
-  // octet, it would otherwise reallocate several times per query.
-  options.reserve(option_header + o.pad_block + 64);
-  if (q.edns.present) {
-    const wire::Layout l = wire::scan(client_query);
-    if (l.error != ParseError::none || !l.opt) return {};
-    udp_payload = l.opt->rrclass;
-    // The extended-RCODE octet is meaningless in a query (RFC 6891 §6.1.3);
-    // version and the DO/Z flags go through as sent.
-    ttl = l.opt->ttl & 0x00FFFFFFu;
-    wire::for_each_option(client_query.subspan(l.opt->rdata, l.opt->rdlength), [&](const wire::Option& opt) {
-      // Hop-by-hop options (RFC 7828 §3.2, RFC 7830 §3): never relayed, we
-      // set our own below. Client Subnet: the client's address stays in the
-      // LAN (privacy; RFC 7871 §2 lets a forwarder withhold it).
-      if (opt.code == opt_padding || opt.code == opt_tcp_keepalive || opt.code == opt_client_subnet) return;
-      put_option(options, opt.code, opt.data);
-    });
-  }
+  // Room for the padding option and ours: built octet by octet, it would
+  // otherwise reallocate several times per query.
+  options.reserve(2 * option_header + o.pad_block + 2);
   if (o.tcp_keepalive) put_option(options, opt_tcp_keepalive, {});
-  if (options.size() > max_rdlength) return {};
+  // RD: asked whatever the client asked, so that every client's exchange is
+  // the same and what is cached or shared is the full answer: an upstream
+  // answers RD=0 from its cache only (a referral, an empty NOERROR) or
+  // REFUSED, and either, cached, would be wrong for the next client. The
+  // client's own RD comes back in its reply (client_reply_flags).
+  // AD: RFC 6840 §5.7, a validating upstream then says whether the answer
+  // is authentic; client_reply_flags keeps that only for clients that ask.
+  // CD: the client's, part of the cache key (RFC 4035 §3.2.2).
+  const auto flags = static_cast<std::uint16_t>(wire::flag_rd | wire::flag_ad | (q.header.flags & wire::flag_cd));
 
   const std::size_t question_len = q.question_end - header_size;
   const std::size_t unpadded = header_size + question_len + wire::opt_fixed_size + options.size();
@@ -68,18 +63,17 @@ Bytes prepare_upstream_query(ByteView client_query, const UpstreamQueryOptions& 
   Bytes out;
   out.reserve(unpadded + option_header + o.pad_block);
   wire::put16(out, o.id);
-  wire::put16(out, q.header.flags);
+  wire::put16(out, flags);
   wire::put16(out, 1);
   wire::put16(out, 0);
   wire::put16(out, 0);
   wire::put16(out, 1);
   out.insert(out.end(), client_query.begin() + header_size,
              client_query.begin() + static_cast<std::ptrdiff_t>(q.question_end));
-  wire::put_opt_header(out, udp_payload, ttl, static_cast<std::uint16_t>(options.size()));
+  wire::put_opt_header(out, max_udp_limit, ttl, static_cast<std::uint16_t>(options.size()));
   out.insert(out.end(), options.begin(), options.end());
-  // Cannot happen for an input parse_query accepted (max_client_query plus
-  // our additions is far below), but a stream transport must never be
-  // handed a message its length prefix cannot state.
+  // Cannot happen (one question and our own options), but a stream
+  // transport must never be handed a message its length prefix cannot state.
   if (out.size() > max_stream_message) return {};
   return out;
 }

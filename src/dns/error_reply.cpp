@@ -7,6 +7,10 @@ namespace nxdns::dns {
 
 namespace {
 
+// What every reply of ours copies from the query's header (RFC 1035 §4.1.1,
+// RFC 4035 §3.1.6); everything else is ours to set.
+constexpr std::uint16_t echoed_flags = wire::opcode_mask | wire::flag_rd | wire::flag_cd;
+
 void put_header(Bytes& out, std::uint16_t id, std::uint16_t flags, std::uint16_t qd, std::uint16_t ar) {
   wire::put16(out, id);
   wire::put16(out, flags);
@@ -32,9 +36,10 @@ Bytes make_error_reply(ByteView raw_query, const Query& q, Rcode rcode) {
   // would be silently lost and the client would read the low 4 (BADVERS
   // would read NOERROR).
   if (code > 0xF && !q.edns.present) code = static_cast<std::uint16_t>(Rcode::servfail);
-  // RFC 1035 §4.1.1: ID, opcode and RD are copied from the query.
+  // RFC 1035 §4.1.1: ID, opcode and RD are copied from the query; RFC 4035
+  // §3.1.6: so is CD.
   const std::uint16_t flags = static_cast<std::uint16_t>(
-      wire::flag_qr | (q.header.flags & (wire::opcode_mask | wire::flag_rd)) | wire::flag_ra | (code & 0xF));
+      wire::flag_qr | (q.header.flags & echoed_flags) | wire::flag_ra | (code & 0xF));
   Bytes out;
   out.reserve(q.question_end + wire::opt_fixed_size);
   put_header(out, q.header.id, flags, 1, q.edns.present ? 1 : 0);
@@ -67,7 +72,7 @@ Bytes header_reply(ByteView raw_packet, Rcode rcode, bool echo_question) {
   const auto h = parse_header(raw_packet);
   if (!h || h->qr()) return {};
   const std::uint16_t flags = static_cast<std::uint16_t>(
-      wire::flag_qr | (h->flags & (wire::opcode_mask | wire::flag_rd)) | wire::flag_ra |
+      wire::flag_qr | (h->flags & echoed_flags) | wire::flag_ra |
       (static_cast<std::uint16_t>(rcode) & 0xF));
   std::size_t question_end = header_size;
   if (echo_question && h->qdcount == 1 && wire::read_question(raw_packet, header_size, nullptr, question_end) != ParseError::none)

@@ -9,7 +9,11 @@ std::optional<Rcode> local_answer(const Query& q) {
   // RFC 6891 §6.1.3: a version we do not implement is answered BADVERS
   // before anything else is looked at.
   if (q.edns.present && q.edns.version > 0) return Rcode::badvers;
-  if (q.question.qtype == type_axfr || q.question.qtype == type_ixfr) return Rcode::refused;
+  if (q.header.tc()) return Rcode::formerr;
+  const std::uint16_t qtype = q.question.qtype;
+  if (qtype == type_axfr || qtype == type_ixfr) return Rcode::refused;
+  if (is_meta_type(qtype)) return Rcode::formerr;
+  if (q.question.qclass != class_in) return Rcode::refused;
   return std::nullopt;
 }
 

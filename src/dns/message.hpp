@@ -31,11 +31,11 @@ inline constexpr std::uint16_t max_udp_limit = 1232;
 // Largest client query accepted, on every listener (UDP and TCP alike). A
 // query holds one question (at most 12 + 255 + 4 = 271 octets) and one OPT;
 // 4096 leaves room for any option a client may legitimately attach (cookies,
-// RFC 8467 padding to a 468- or even 1232-octet block, Client Subnet) while
-// keeping what we send upstream (this plus our OPT, keepalive and padding
-// additions, at most 146 octets) far below the 65,535 octets a stream length
-// prefix can state (RFC 1035 §4.2.2). Bigger is hostile: FORMERR over UDP,
-// connection closed over TCP (docs/reference/config.md, "Limits").
+// RFC 8467 padding to a 468- or even 1232-octet block, Client Subnet); none
+// of them goes upstream (prepare_upstream_query), and what does stays far
+// below the 65,535 octets a stream length prefix can state (RFC 1035
+// §4.2.2). Bigger is hostile: FORMERR over UDP, connection closed over TCP
+// (docs/reference/config.md, "Limits").
 inline constexpr std::size_t max_client_query = 4096;
 // What a two-octet stream length prefix can announce (RFC 1035 §4.2.2).
 inline constexpr std::size_t max_stream_message = 65535;
@@ -57,9 +57,18 @@ inline constexpr std::uint16_t type_axfr = 252;  // RFC 5936
 inline constexpr std::uint16_t type_any = 255;   // RFC 8482
 inline constexpr std::uint16_t class_in = 1;
 // EDNS option codes (IANA "DNS EDNS0 Option Codes").
-inline constexpr std::uint16_t opt_client_subnet = 8;   // RFC 7871
-inline constexpr std::uint16_t opt_tcp_keepalive = 11;  // RFC 7828
-inline constexpr std::uint16_t opt_padding = 12;        // RFC 7830
+inline constexpr std::uint16_t opt_nsid = 3;             // RFC 5001
+inline constexpr std::uint16_t opt_client_subnet = 8;    // RFC 7871
+inline constexpr std::uint16_t opt_cookie = 10;          // RFC 7873
+inline constexpr std::uint16_t opt_tcp_keepalive = 11;   // RFC 7828
+inline constexpr std::uint16_t opt_padding = 12;         // RFC 7830
+inline constexpr std::uint16_t opt_extended_error = 15;  // RFC 8914
+
+// RFC 6895 §3.1: OPT (41) and 128-254 are meta-types and QTYPEs that name no
+// data a resolver looks up (TKEY, TSIG, IXFR, AXFR, MAILB, MAILA and the
+// unassigned rest of the range). ANY (255) is a QTYPE that does ask for
+// data, and is not one of them.
+constexpr bool is_meta_type(std::uint16_t qtype) { return qtype == type_opt || (qtype >= 128 && qtype <= 254); }
 
 struct Header {
   std::uint16_t id = 0;
@@ -70,6 +79,8 @@ struct Header {
   std::uint8_t opcode() const { return (flags >> 11) & 0xF; }
   bool tc() const { return flags & 0x0200; }
   bool rd() const { return flags & 0x0100; }
+  bool ad() const { return flags & 0x0020; }
+  bool cd() const { return flags & 0x0010; }
   std::uint8_t rcode() const { return flags & 0xF; }
 };
 
@@ -168,8 +179,9 @@ std::string name_to_text(ByteView wire_name);
 // Returns nullopt when a label is empty or too long or the name too long.
 std::optional<Bytes> name_from_text(std::string_view text);
 
-// Error reply for a query that parsed: echoes ID, opcode, RD and the
-// question verbatim; sets QR and RA, the rcode, and nothing else. When the
+// Error reply for a query that parsed: echoes ID, opcode, RD, CD (RFC 4035
+// §3.1.6) and the question verbatim; sets QR and RA, the rcode, and nothing
+// else. When the
 // query carried OPT the reply carries a minimal one (payload 1232, version
 // 0, the query's DO bit, no options, the upper 8 bits of an extended rcode
 // such as BADVERS): RFC 6891 §7 has responders include OPT whenever the
@@ -177,13 +189,13 @@ std::optional<Bytes> name_from_text(std::string_view text);
 // expressed: the reply is SERVFAIL instead.
 Bytes make_error_reply(ByteView raw_query, const Query& q, Rcode rcode);
 // NOTIMP for a message whose opcode we do not implement (anything but
-// QUERY): echoes ID, opcode and RD, and the question (zone) section when it
+// QUERY): echoes ID, opcode, RD and CD, and the question (zone) section when it
 // is exactly one parseable entry; no other section, no OPT (the rest of a
 // NOTIFY or UPDATE is not parsed). Empty, like make_formerr, when the header
 // is unreadable or QR is set.
 Bytes make_notimp(ByteView raw_packet);
 // FORMERR for a packet whose header is readable but whose body is not: echo
-// the ID, opcode and RD, no question (RFC 1035 gives no other choice).
+// the ID, opcode, RD and CD, no question (RFC 1035 gives no other choice).
 // Returns an empty vector when not even the header is readable, or when QR
 // is set: answering a response could start a reply loop between two
 // servers, so such packets are dropped.
@@ -199,16 +211,26 @@ Bytes make_query(std::uint16_t id, ByteView wire_name, std::uint16_t qtype, std:
 // header is readable, qdcount == 1 and the question parses.
 std::optional<Question> parse_question_of(ByteView msg);
 
-// What nxdns answers itself, never forwarding, for a query that parsed:
+// What nxdns answers itself, never forwarding, for a query that parsed, in
+// this order (the rcodes are what unbound answers):
 //   - EDNS version > 0: BADVERS (RFC 6891 §6.1.3: we implement version 0);
+//   - TC set in the query: FORMERR. TC describes a response (RFC 1035
+//     §4.1.1); a query carrying it is malformed, and resolvers answer so.
 //   - AXFR and IXFR: REFUSED. A zone transfer is a multi-message exchange
 //     (RFC 5936 §2.2) that a per-message forwarder cannot relay, and a
 //     household forwarder is no zone's primary; REFUSED (a policy answer,
 //     as unbound and dnsmasq give) rather than NOTIMP, which RFC 1035 keeps
 //     for kinds of query the server does not support at all, and tells a
 //     transfer client the refusal is deliberate.
-// ANY (RFC 8482) is forwarded: the upstream decides how minimal its answer
-// is, and a UDP client gets TC like for any big answer. nullopt: forward.
+//   - any other meta-type (is_meta_type: OPT, TKEY, TSIG, MAILB, MAILA,
+//     128-248): FORMERR. No data answers them; a resolver says FORMERR.
+//   - a class other than IN (CH, HS, NONE, ANY): REFUSED. The upstreams
+//     serve IN; CH would ask them for their own identity (version.bind,
+//     id.server), which is not this server's and not the LAN's business.
+// Forwarded, any of these would come back as an error the pool counts
+// against an upstream's health. ANY (RFC 8482) is forwarded: the upstream
+// decides how minimal its answer is, and a UDP client gets TC like for any
+// big answer. nullopt: forward.
 std::optional<Rcode> local_answer(const Query& q);
 
 // --- EDNS for the encrypted upstream transports (DoT, DoH) ---
@@ -225,13 +247,18 @@ struct UpstreamQueryOptions {
 };
 
 // The query to send upstream for a client query that parse_query accepts:
-// same header flags and question, the given id; one OPT record keeping the
-// client's UDP payload size, version, DO/Z bits and options except Padding
-// and edns-tcp-keepalive (or a fresh OPT, payload 1232 version 0, when the
-// client sent none); then the keepalive and padding options as asked. The
-// client's Client Subnet option (RFC 7871) is dropped too: a household
-// forwarder has no reason to tell the upstream where in the LAN a query came
-// from. Other additional records are dropped. Returns an empty vector when
+// the client's question verbatim, the given id, and nothing else of the
+// client's but its CD bit and its DO bit. The header is built, not copied:
+// QUERY, RD and AD set, CD as the client sent it, AA, TC and Z clear. One
+// OPT: payload 1232, version 0, DO as the client's (clear without an OPT),
+// other Z bits clear, and only our own options (the keepalive and padding
+// as asked). No client option goes upstream: COOKIE (RFC 7873) and Client
+// Subnet (RFC 7871) identify a device of the LAN; the others (NSID, EXPIRE,
+// unknown ones) ask the upstream for something that would come back in an
+// answer cached and shared with clients that never asked. So the exchange
+// is a function of the cache key (name, type, class, DO, CD) alone, and any
+// client with that key may share it. Other additional records are dropped
+// (a TSIG signs the client's message, not ours). Returns an empty vector when
 // the input does not parse as a query (so never for more than
 // max_client_query octets), or when the result would exceed
 // max_stream_message. Padding is omitted (never mis-sized) in the
@@ -289,14 +316,17 @@ ClientLink client_link(const Query& q, bool udp);
 // The one rewrite of an upstream answer (or a reply of our own) for the
 // client that asked `client_query`. EDNS is hop-by-hop (RFC 6891 §6.1.1,
 // §7): the upstream's OPT answered the query *we* sent, so it is replaced.
+//   - The header flags are the client's (client_reply_flags).
 //   - Client sent no OPT: the reply has none. An extended rcode (upper bits
 //     in the upstream's OPT) cannot be said without one: SERVFAIL instead.
 //   - Client sent OPT: the reply carries exactly one, ours: payload
 //     max_udp_limit, version 0, the upstream's extended rcode and DO bit
 //     (the client's DO when the upstream sent no OPT), other Z bits clear,
-//     and the upstream's options minus the hop-by-hop ones (edns-tcp-
-//     keepalive RFC 7828, Padding RFC 7830) and Client Subnet (never asked
-//     for: RFC 7871 §7.2.2 forbids it in an answer to a query without it).
+//     and of the upstream's options only Extended DNS Errors (RFC 8914: it
+//     says why the answer is what it is, which every client may know).
+//     Every other option answered something of our query (a COOKIE, an
+//     NSID, keepalive, padding) or was never asked for by this client, and
+//     a cached answer is replayed to clients that sent other options.
 //   - The OPT is moved to the end. Records that followed it in the
 //     additional section are dropped: their compression pointers could
 //     target offsets the move shifts, and additional data is optional
@@ -308,6 +338,14 @@ ClientLink client_link(const Query& q, bool udp);
 // not tile its RDATA, or a TCP reply over max_stream_message. The caller
 // answers SERVFAIL: nothing we cannot vouch for reaches a client.
 std::optional<Bytes> answer_for_client(ByteView answer, const Query& client_query, const ClientLink& link);
+
+// The header flags a client's reply carries: the answer's (QR, opcode, AA,
+// TC, RA, rcode; `answer_flags`) with RD and CD echoed from the client's
+// query (RFC 1035 §4.1.1; RFC 4035 §3.1.6), Z clear, and AD kept only for a
+// client whose query set AD or DO (RFC 6840 §5.7, §5.8: AD means nothing to
+// a client that did not ask, and nxdns always asks upstream). The upstream
+// saw our query (RD and AD set, CD as the client's), not the client's.
+std::uint16_t client_reply_flags(std::uint16_t answer_flags, std::uint16_t query_flags, bool query_dnssec_ok);
 
 // The full 12-bit rcode of a reply: the header's 4 bits plus, when the
 // reply has an OPT, its upper 8 bits (RFC 6891 §6.1.3). nullopt when the

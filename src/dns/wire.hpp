@@ -37,9 +37,13 @@ inline void store16(std::span<std::uint8_t> m, std::size_t off, std::uint16_t v)
 
 // Header flag bits (RFC 1035 §4.1.1).
 inline constexpr std::uint16_t flag_qr = 0x8000;
+inline constexpr std::uint16_t flag_aa = 0x0400;
 inline constexpr std::uint16_t flag_tc = 0x0200;
 inline constexpr std::uint16_t flag_rd = 0x0100;
 inline constexpr std::uint16_t flag_ra = 0x0080;
+inline constexpr std::uint16_t flag_z = 0x0040;   // RFC 1035 §4.1.1: zero in queries and responses
+inline constexpr std::uint16_t flag_ad = 0x0020;  // RFC 4035 §3.2.3, RFC 6840 §5.7
+inline constexpr std::uint16_t flag_cd = 0x0010;  // RFC 4035 §3.2.2
 inline constexpr std::uint16_t opcode_mask = 0x7800;
 
 // Offsets of the count fields inside the header.

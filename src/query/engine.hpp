@@ -78,7 +78,8 @@ class Engine {
   // later, exactly once, from the loop (unless abandoned). A malformed one is
   // answered now (FORMERR, when its header can be echoed; NOTIMP for an
   // opcode other than QUERY) or dropped, and so is one that
-  // dns::local_answer says is ours to answer (BADVERS, zone transfers);
+  // dns::local_answer says is ours to answer (BADVERS, TC set, zone
+  // transfers, meta-types, classes other than IN);
   // either way `reply` is not kept. With HitDelivery::now a cache hit is
   // answered now too (counted like any reply) and `reply` is not kept.
   Result submit(dns::ByteView packet, Protocol proto, ReplyFn reply, HitDelivery hits = HitDelivery::from_loop);

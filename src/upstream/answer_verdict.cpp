@@ -19,6 +19,21 @@ AnswerVerdict answer_verdict(std::uint8_t rcode) {
   return AnswerVerdict::fail_over_unhealthy;  // 6..15: meaningless in an answer to a QUERY
 }
 
+bool is_ordinary_query(std::uint8_t opcode, std::uint16_t qtype, std::uint16_t qclass) {
+  return opcode == 0 && qclass == dns::class_in && qtype != dns::type_any && !dns::is_meta_type(qtype);
+}
+
+bool is_ordinary_query(dns::ByteView query) {
+  const auto h = dns::parse_header(query);
+  const auto q = dns::parse_question_of(query);
+  return h && q && is_ordinary_query(h->opcode(), q->qtype, q->qclass);
+}
+
+AnswerVerdict answer_verdict(std::uint8_t rcode, bool ordinary_query) {
+  const AnswerVerdict v = answer_verdict(rcode);
+  return v == AnswerVerdict::fail_over_unhealthy && !ordinary_query ? AnswerVerdict::fail_over : v;
+}
+
 int error_answer_rank(std::uint8_t rcode) {
   switch (static_cast<dns::Rcode>(rcode & 0x0F)) {
     case dns::Rcode::servfail: return 4;

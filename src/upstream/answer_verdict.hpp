@@ -5,9 +5,13 @@
 // (tests/upstream/answer_verdict_test.cpp) in the spirit of retry_decision.
 //
 // Every query the pool forwards is well-formed (the engine parsed it, one
-// question, opcode QUERY), so an answer that says "I will not / cannot do
-// this" is about the upstream, not about the name or the client.
+// question, opcode QUERY), so for an ordinary query (is_ordinary_query) an
+// answer that says "I will not / cannot do this" is about the upstream, not
+// about the name or the client. For any other, it may be the resolver's
+// policy about that kind of query, and says nothing about the upstream.
 #include <cstdint>
+
+#include "dns/message.hpp"
 
 namespace nxdns::upstream {
 
@@ -34,6 +38,25 @@ enum class AnswerVerdict : std::uint8_t {
 // `rcode` is the 4-bit header RCODE (the extended bits live in the OPT
 // record, which our queries only ever send as version 0).
 AnswerVerdict answer_verdict(std::uint8_t rcode);
+
+// Whether every working resolver answers this query with data, NXDOMAIN or
+// NODATA: opcode QUERY, class IN, and a type that is neither a meta-type
+// (dns::is_meta_type) nor ANY. Only then does an error answer to it say
+// something about the upstream. Resolvers refuse or reject the others by
+// policy: ANY gets NOTIMP or REFUSED from some (RFC 8482 lets them answer
+// it minimally, and some decline it), other classes REFUSED, meta-types
+// FORMERR. nxdns answers all but
+// ANY itself (dns::local_answer), but whatever reaches an upstream must not
+// put a healthy one into backoff.
+bool is_ordinary_query(std::uint8_t opcode, std::uint16_t qtype, std::uint16_t qclass);
+// The same for a raw query (header and one question); false when it does
+// not read as one.
+bool is_ordinary_query(dns::ByteView query);
+
+// The verdict on an answer to a query that is or is not ordinary: for one
+// that is not, fail_over_unhealthy becomes fail_over (another upstream may
+// answer it, but this one is not to blame).
+AnswerVerdict answer_verdict(std::uint8_t rcode, bool ordinary_query);
 
 // When every upstream answered with an error, the client gets the best of
 // those answers (relayed, with whatever the upstream put in it, e.g. RFC 8914

@@ -350,7 +350,9 @@ void Pool::error_answer(Request& r, std::uint8_t rcode, dns::Bytes&& response) {
   ++en.outcomes[static_cast<std::size_t>(Cause::error_answer)];
   ++en.error_answers[rcode];
   std::string detail = log::cat("answered with RCODE ", static_cast<unsigned>(rcode));
-  if (answer_verdict(rcode) == AnswerVerdict::fail_over_unhealthy) {
+  // Read only here, on an error answer: the question is not looked at for
+  // the answers that are relayed.
+  if (answer_verdict(rcode, is_ordinary_query(r.query)) == AnswerVerdict::fail_over_unhealthy) {
     if (opts_.on_attempt) {
       AttemptReport rep{en.index, &en.label, Cause::error_answer, &detail, sched_.now() - r.attempt_started};
       opts_.on_attempt(rep);
@@ -358,8 +360,9 @@ void Pool::error_answer(Request& r, std::uint8_t rcode, dns::Bytes&& response) {
     en.health.record_failure(sched_.now(), r.probe);
     en.last_failure = Cause::error_answer;
   } else {
-    // SERVFAIL says nothing about the upstream's health (answer_verdict.hpp):
-    // no failure, no recovery, and a half-open probe is free again.
+    // SERVFAIL, or any error to a query that is not ordinary, says nothing
+    // about the upstream's health (answer_verdict.hpp): no failure, no
+    // recovery, and a half-open probe is free again.
     en.health.exchange_abandoned(r.probe);
   }
   // Ties keep the earlier answer: attempts run in priority order.

@@ -24,7 +24,7 @@ TEST_GROUP(AnswerRewrite){};
 TEST(AnswerRewrite, ClientIdAndQuestionCaseAndAgedTtls) {
   const dns::Bytes stored = build({.id = 0x1111, .answer = {{t_cname, 3600}, {t_a, 300}}, .opt = true});
   const dns::Bytes q = question_of("WwW.eXample.TEST");
-  auto out = rewrite_answer(stored, {0xBEEF, true, q}, 100);
+  auto out = rewrite_answer(stored, {0xBEEF, q}, 100);
   CHECK_TRUE(out.has_value());
   CHECK_EQUAL(0xBEEF, dns::get_id(*out));
   CHECK_TRUE(std::equal(q.begin(), q.end(), out->begin() + 12));
@@ -40,27 +40,27 @@ TEST(AnswerRewrite, ClientIdAndQuestionCaseAndAgedTtls) {
 TEST(AnswerRewrite, TtlNeverBelowZeroAndStaleFixed) {
   const dns::Bytes stored = build({.answer = {{t_a, 30}}});
   const dns::Bytes q = question_of("www.example.test");
-  UNSIGNED_LONGS_EQUAL(0, ttl_of(*rewrite_answer(stored, {1, true, q}, 31), 0));
-  UNSIGNED_LONGS_EQUAL(0, ttl_of(*rewrite_answer(stored, {1, true, q}, 0xFFFFFFFFu), 0));
-  UNSIGNED_LONGS_EQUAL(stale_answer_ttl, ttl_of(*rewrite_answer(stored, {1, true, q}, 99999, stale_answer_ttl), 0));
+  UNSIGNED_LONGS_EQUAL(0, ttl_of(*rewrite_answer(stored, {1, q}, 31), 0));
+  UNSIGNED_LONGS_EQUAL(0, ttl_of(*rewrite_answer(stored, {1, q}, 0xFFFFFFFFu), 0));
+  UNSIGNED_LONGS_EQUAL(stale_answer_ttl, ttl_of(*rewrite_answer(stored, {1, q}, 99999, stale_answer_ttl), 0));
 }
 
 TEST(AnswerRewrite, RdFollowsTheClient) {
   const dns::Bytes stored = build({.answer = {{t_a, 30}}});
   const dns::Bytes q = question_of("www.example.test");
-  auto no_rd = rewrite_answer(stored, {1, false, q}, 0);
+  auto no_rd = rewrite_answer(stored, {1, q, 0}, 0);
   CHECK_EQUAL(0, (*no_rd)[2] & 0x01);
   CHECK_EQUAL(0x80, (*no_rd)[3] & 0x80);  // RA kept
 }
 
 TEST(AnswerRewrite, RefusesAnotherQuestion) {
   const dns::Bytes stored = build({.answer = {{t_a, 30}}});
-  CHECK_FALSE(rewrite_answer(stored, {1, true, question_of("www.example.tesu")}, 0).has_value());
-  CHECK_FALSE(rewrite_answer(stored, {1, true, question_of("www.example.test", t_aaaa)}, 0).has_value());
-  CHECK_FALSE(rewrite_answer(stored, {1, true, question_of("ww.example.test")}, 0).has_value());
+  CHECK_FALSE(rewrite_answer(stored, {1, question_of("www.example.tesu")}, 0).has_value());
+  CHECK_FALSE(rewrite_answer(stored, {1, question_of("www.example.test", t_aaaa)}, 0).has_value());
+  CHECK_FALSE(rewrite_answer(stored, {1, question_of("ww.example.test")}, 0).has_value());
   dns::Bytes cut = stored;
   cut.resize(cut.size() - 1);
-  CHECK_FALSE(rewrite_answer(cut, {1, true, question_of("www.example.test")}, 0).has_value());
+  CHECK_FALSE(rewrite_answer(cut, {1, question_of("www.example.test")}, 0).has_value());
 }
 
 TEST(AnswerRewrite, StoredFormClampsEveryRecordButOpt) {
@@ -82,15 +82,15 @@ TEST(AnswerRewrite, StoredLayoutGivesTheSameAnswer) {
   CHECK_TRUE(layout.has_value());
   UNSIGNED_LONGS_EQUAL(3, layout->ttl_at.size());  // OPT's TTL field is not a TTL
   for (std::uint32_t age : {0u, 100u, 0xFFFFFFFFu}) {
-    auto slow = rewrite_answer(stored, {0xBEEF, age % 2 == 0, q}, age);
-    auto fast = rewrite_answer(stored, *layout, {0xBEEF, age % 2 == 0, q}, age);
+    auto slow = rewrite_answer(stored, {0xBEEF, q, static_cast<std::uint16_t>(age % 2 == 0 ? dns::wire::flag_rd : 0)}, age);
+    auto fast = rewrite_answer(stored, *layout, {0xBEEF, q, static_cast<std::uint16_t>(age % 2 == 0 ? dns::wire::flag_rd : 0)}, age);
     CHECK_TRUE(slow.has_value() && fast.has_value());
     CHECK_TRUE(*slow == *fast);
   }
   // A layout of other (longer) bytes is refused, never trusted.
   const dns::Bytes other = build({.answer = std::vector<Rec>(12, Rec{t_a, 1})});
   const auto wrong = layout_of(other);
-  CHECK_FALSE(rewrite_answer(stored, *wrong, {1, true, q}, 0).has_value());
+  CHECK_FALSE(rewrite_answer(stored, *wrong, {1, q}, 0).has_value());
 }
 
 // client_answer (the hit path's one copy) against the general path it
@@ -115,11 +115,18 @@ dns::Bytes with_opt_rdata(Answer a, std::uint32_t ttl, const dns::Bytes& rdata, 
 std::vector<Shape> shapes() {
   const Answer two{.id = 0x1111, .answer = {{t_cname, 3600}, {t_a, 300}}};
   dns::Bytes opts = dns::test::option(dns::opt_padding, dns::Bytes(40, 0));
-  dns::test::append(opts, dns::test::option(10, dns::Bytes{1, 2, 3, 4, 5, 6, 7, 8}));  // a cookie: relayed
+  dns::test::append(opts, dns::test::option(dns::opt_cookie, dns::Bytes{1, 2, 3, 4, 5, 6, 7, 8}));  // not relayed
+  dns::test::append(opts, dns::test::option(dns::opt_extended_error, dns::Bytes{0, 3}));  // relayed
+  dns::test::append(opts, dns::test::option(dns::opt_nsid, dns::Bytes{'n', 's'}));         // not relayed
   dns::test::append(opts, dns::test::option(dns::opt_tcp_keepalive, {}));
   Answer many = two;
   for (int i = 0; i < 60; ++i) many.answer.push_back({t_aaaa, 300});
+  // An upstream's answer to our query: RD and AD set (validated), and a Z
+  // bit no reply may carry.
+  dns::Bytes validated = build({.id = 0x1111, .answer = two.answer, .opt = true});
+  dns::test::set16(validated, 2, 0x81E0);
   return {
+      {"AD and Z in the header", validated},
       {"no OPT", build(two)},
       {"OPT, no options", build({.id = 0x1111, .answer = two.answer, .opt = true})},
       {"OPT with DO", with_opt_rdata(two, dns::wire::edns_do_bit, {})},
@@ -134,36 +141,78 @@ std::vector<Shape> shapes() {
 
 TEST(AnswerRewrite, ClientAnswerIsTheGeneralPathsBytesForEveryShapeClientAndLink) {
   const dns::Bytes q = question_of("WwW.eXample.TEST");
+  // The client's header: RD, dig +norec, CD, AD (the flags its reply echoes
+  // or earns, dns::client_reply_flags).
+  const std::uint16_t client_flags[] = {0x0100, 0x0000, 0x0110, 0x0120};
   int compared = 0, declined = 0;
   for (const Shape& s : shapes()) {
     auto layout = layout_of(s.stored);
     CHECK_TEXT(layout.has_value(), s.what);
     find_client_form(s.stored, *layout);
     for (int kind = 0; kind < 3; ++kind) {
-      dns::Query client;
-      client.edns.present = kind > 0;
-      client.edns.dnssec_ok = kind == 2;
-      client.edns.udp_payload = 1232;
-      for (const dns::ClientLink link : {dns::ClientLink{true, 512}, dns::ClientLink{true, 1232}, dns::ClientLink{false, 1232}}) {
-        const auto general_in = rewrite_answer(s.stored, *layout, {0xBEEF, true, q}, 100);
-        CHECK_TEXT(general_in.has_value(), s.what);
-        const auto want = dns::answer_for_client(*general_in, client, link);
-        const auto got = client_answer(s.stored, *layout, {0xBEEF, true, q}, 100, client.edns, link);
-        if (!got) {
-          ++declined;
-          continue;  // the caller takes the general path: whatever it gives is right by definition
+      for (const std::uint16_t flags : client_flags) {
+        dns::Query client;
+        client.header.flags = flags;
+        client.edns.present = kind > 0;
+        client.edns.dnssec_ok = kind == 2;
+        client.edns.udp_payload = 1232;
+        const ClientQuestion cq{0xBEEF, q, flags};
+        for (const dns::ClientLink link :
+             {dns::ClientLink{true, 512}, dns::ClientLink{true, 1232}, dns::ClientLink{false, 1232}}) {
+          const auto general_in = rewrite_answer(s.stored, *layout, cq, 100);
+          CHECK_TEXT(general_in.has_value(), s.what);
+          const auto want = dns::answer_for_client(*general_in, client, link);
+          const auto got = client_answer(s.stored, *layout, cq, 100, client.edns, link);
+          if (!got) {
+            ++declined;
+            continue;  // the caller takes the general path: whatever it gives is right by definition
+          }
+          CHECK_TEXT(want.has_value(), s.what);
+          CHECK_TEXT(*want == got->bytes, s.what);
+          CHECK_EQUAL_TEXT(*dns::reply_rcode(*want), got->rcode, s.what);
+          ++compared;
         }
-        CHECK_TEXT(want.has_value(), s.what);
-        CHECK_TEXT(*want == got->bytes, s.what);
-        CHECK_EQUAL_TEXT(*dns::reply_rcode(*want), got->rcode, s.what);
-        ++compared;
       }
     }
   }
-  // Declines: the non-tiling options (no form at all: 9) and the extended
-  // rcode to clients without OPT (3). Everything else takes the one copy.
-  CHECK_EQUAL(12, declined);
-  CHECK_EQUAL(8 * 9 - 12, compared);
+  // Declines: the non-tiling options (no form at all: 36) and the extended
+  // rcode to clients without OPT (12). Everything else takes the one copy.
+  CHECK_EQUAL(48, declined);
+  CHECK_EQUAL(9 * 36 - 48, compared);
+}
+
+TEST(AnswerRewrite, AHitGivesEachClientItsOwnFlagsAndOnlyExtendedErrors) {
+  // One stored answer to our query (RD, AD: validated; a cookie, an NSID and
+  // an Extended DNS Error in its OPT), hit by three clients in turn.
+  dns::Bytes opts = dns::test::option(dns::opt_cookie, dns::Bytes(24, 0xCC));
+  dns::test::append(opts, dns::test::option(dns::opt_nsid, dns::Bytes{'u', 'p'}));
+  dns::test::append(opts, dns::test::option(dns::opt_extended_error, dns::Bytes{0, 3}));
+  dns::Bytes stored = with_opt_rdata({.id = 0x1111, .answer = {{t_a, 300}}}, 0, opts);
+  dns::test::set16(stored, 2, 0x81A0);
+  auto layout = layout_of(stored);
+  CHECK_TRUE(layout.has_value());
+  find_client_form(stored, *layout);
+  CHECK_TRUE(layout->client.has_value());
+  const dns::Bytes q = question_of("www.example.test");
+  const dns::ClientLink udp{true, 1232};
+  struct Row {
+    std::uint16_t query_flags;
+    bool dnssec_ok;
+    std::uint16_t reply_flags;
+  };
+  for (const Row& r : {Row{0x0100, false, 0x8180}, Row{0x0000, false, 0x8080}, Row{0x0130, false, 0x81B0},
+                       Row{0x0100, true, 0x81A0}}) {
+    dns::Edns edns;
+    edns.present = true;
+    edns.dnssec_ok = r.dnssec_ok;
+    const auto got = client_answer(stored, *layout, {0xBEEF, q, r.query_flags}, 0, edns, udp);
+    CHECK_TRUE(got.has_value());
+    CHECK_EQUAL(r.reply_flags, dns::test::get16(got->bytes, 2));
+    // Our OPT, last: 11 octets, then exactly the EDE option.
+    const dns::Bytes ede = dns::test::option(dns::opt_extended_error, dns::Bytes{0, 3});
+    CHECK_EQUAL(ede.size(), dns::test::get16(got->bytes, got->bytes.size() - ede.size() - 2));
+    CHECK_TRUE(std::equal(ede.begin(), ede.end(), got->bytes.end() - static_cast<std::ptrdiff_t>(ede.size())));
+  }
 }
 
 TEST(AnswerRewrite, ClientFormIsFoundOnTheFirstHitNotWhenStored) {
@@ -209,13 +258,13 @@ TEST(AnswerRewrite, AnAnswerWhoseNamesReadATtlFieldTakesTheGeneralPath) {
   auto layout = layout_of(stored);
   CHECK_TRUE(layout.has_value());
   find_client_form(stored, *layout);
-  const auto aged = rewrite_answer(stored, *layout, {0xBEEF, true, q}, 1);
+  const auto aged = rewrite_answer(stored, *layout, {0xBEEF, q}, 1);
   CHECK_TRUE(aged.has_value());
   dns::Query client;
   const dns::ClientLink udp{true, 512};
   CHECK_FALSE(dns::answer_for_client(*aged, client, udp).has_value());  // the general path refuses it
   CHECK_FALSE(layout->client.has_value());
-  CHECK_FALSE(client_answer(stored, *layout, {0xBEEF, true, q}, 1, client.edns, udp).has_value());
+  CHECK_FALSE(client_answer(stored, *layout, {0xBEEF, q}, 1, client.edns, udp).has_value());
 }
 
 namespace {
@@ -225,7 +274,7 @@ void check_hit_paths_agree(const dns::Bytes& stored, const dns::Bytes& client_qu
   auto layout = layout_of(stored);
   CHECK_TRUE(layout.has_value());
   find_client_form(stored, *layout);
-  const ClientQuestion cq{0xBEEF, true, client_question};
+  const ClientQuestion cq{0xBEEF, client_question};
   const auto rewritten = rewrite_answer(stored, *layout, cq, 1);
   CHECK_TRUE(rewritten.has_value());
   dns::Query client;  // with OPT: the form declines an extended rcode to others

@@ -1,6 +1,7 @@
 // answer_for_client: the hop-by-hop rebuild of an answer's OPT (RFC 6891
-// §6.1.1, §7) and UDP truncation, as one table; plus reply_rcode, the
-// local-answer policy and the stream framing type.
+// §6.1.1, §7) and UDP truncation, as one table; plus reply_rcode and the
+// stream framing type. The header flags are in reply_flags_test.cpp, the
+// local-answer policy in local_answer_test.cpp.
 #include <optional>
 #include <string>
 #include <vector>
@@ -77,12 +78,16 @@ bool has_code(const Seen& s, std::uint16_t code) {
   return false;
 }
 
-// Upstream OPT rdata with keepalive, padding, client subnet and a cookie.
+// Upstream OPT rdata with keepalive, padding, client subnet, a cookie, an
+// NSID, an unknown option and an Extended DNS Error.
 Bytes hop_options() {
   Bytes r;
   append(r, option(opt_tcp_keepalive, Bytes{0x00, 0x64}));
-  append(r, option(10, Bytes(16, 0xAB)));  // COOKIE: end to end
+  append(r, option(opt_cookie, Bytes(16, 0xAB)));  // our (or another client's) cookie
   append(r, option(opt_client_subnet, Bytes{0, 1, 24, 0, 192, 0, 2}));
+  append(r, option(opt_nsid, Bytes{'u', 'p'}));
+  append(r, option(opt_extended_error, Bytes{0, 18}));  // EDE 18, Prohibited
+  append(r, option(65001, Bytes{1}));
   append(r, option(opt_padding, Bytes(40, 0)));
   return r;
 }
@@ -113,7 +118,7 @@ TEST(ClientAnswer, NoOptInQueryMeansNoneInAnswer) {
   }
 }
 
-TEST(ClientAnswer, HopByHopOptionsRemovedOthersKeptPayloadOurs) {
+TEST(ClientAnswer, OnlyExtendedDnsErrorsReachTheClientPayloadOurs) {
   const Bytes q = query(7, "a.example", 1, true, 4096);
   const Bytes up = response(7, "a.example", 1, 1, nullptr);
   Bytes with_opt = up;
@@ -128,7 +133,11 @@ TEST(ClientAnswer, HopByHopOptionsRemovedOthersKeptPayloadOurs) {
   CHECK_FALSE(has_code(s, opt_tcp_keepalive));
   CHECK_FALSE(has_code(s, opt_padding));
   CHECK_FALSE(has_code(s, opt_client_subnet));
-  CHECK_TRUE(has_code(s, 10));
+  CHECK_FALSE(has_code(s, opt_cookie));
+  CHECK_FALSE(has_code(s, opt_nsid));
+  CHECK_FALSE(has_code(s, 65001));
+  CHECK_EQUAL(1u, s.codes.size());
+  CHECK_TRUE(has_code(s, opt_extended_error));
 }
 
 TEST(ClientAnswer, ExtendedRcodeAndDoKeptOtherZBitsAndVersionCleared) {
@@ -295,92 +304,6 @@ TEST(ClientAnswer, BadversWithoutOptBecomesServfail) {
   CHECK_EQUAL(0, get16(r, 10));
 }
 
-TEST_GROUP(LocalAnswer){};
-
-TEST(LocalAnswer, Table) {
-  struct Row {
-    std::uint16_t qtype;
-    bool edns;
-    std::uint8_t version;
-    std::optional<Rcode> expected;
-  };
-  const Row rows[] = {
-      {1, false, 0, std::nullopt},          {1, true, 0, std::nullopt},
-      {type_any, false, 0, std::nullopt},   // RFC 8482: forwarded, the upstream answers minimally
-      {type_axfr, false, 0, Rcode::refused}, {type_axfr, true, 0, Rcode::refused},
-      {type_ixfr, false, 0, Rcode::refused}, {1, true, 1, Rcode::badvers},
-      {type_axfr, true, 1, Rcode::badvers},  // version first (RFC 6891 §6.1.3)
-      {1, true, 255, Rcode::badvers},
-  };
-  for (const Row& r : rows) {
-    Bytes q = query(3, "zone.example", r.qtype, false);
-    if (r.edns) {
-      append(q, opt_rr(1232, std::uint32_t{r.version} << 16));
-      set16(q, 10, 1);
-    }
-    const auto got = local_answer(parsed(q));
-    CHECK_EQUAL(r.expected.has_value(), got.has_value());
-    if (r.expected) CHECK_EQUAL(static_cast<int>(*r.expected), static_cast<int>(*got));
-  }
-}
-
-TEST(LocalAnswer, IxfrWithItsAuthoritySoaParses) {
-  // RFC 1995 §3: the client's SOA goes in the authority section.
-  Bytes q = header(5, 0, 1, 0, 1, 0);
-  append(q, wname("zone.example"));
-  u16(q, type_ixfr);
-  u16(q, 1);
-  append(q, Bytes{0xC0, 0x0C});
-  u16(q, 6);  // SOA
-  u16(q, 1);
-  u32(q, 0);
-  Bytes rdata = wname("ns.zone.example");
-  append(rdata, wname("host.zone.example"));
-  for (int i = 0; i < 5; ++i) u32(rdata, 1);
-  u16(q, static_cast<std::uint16_t>(rdata.size()));
-  append(q, rdata);
-  const QueryParse p = parse_query(q);
-  CHECK_PARSE_ERROR(ParseError::none, p.error);
-  CHECK_EQUAL(static_cast<int>(Rcode::refused), static_cast<int>(*local_answer(*p.query)));
-  const Bytes r = make_error_reply(q, *p.query, Rcode::refused);
-  CHECK_EQUAL(5, r[3] & 0x0F);
-  CHECK_EQUAL(0, get16(r, 8));  // the SOA is not echoed
-  // An authority record on any other type is still FORMERR material.
-  set16(q, 12 + wname("zone.example").size(), 1);
-  CHECK_PARSE_ERROR(ParseError::unexpected_records, parse_query(q).error);
-}
-
-TEST(LocalAnswer, OtherOpcodesGetNotimpEchoingTheQuestion) {
-  for (std::uint16_t opcode : {1, 2, 4, 5, 6, 15}) {
-    Bytes q = query(0x4242, "zone.example", 6, false);
-    set16(q, 2, static_cast<std::uint16_t>(0x0100 | (opcode << 11)));
-    CHECK_PARSE_ERROR(ParseError::bad_opcode, parse_query(q).error);
-    const Bytes r = make_notimp(q);
-    CHECK_EQUAL(q.size(), r.size());
-    CHECK_EQUAL(0x4242, get16(r, 0));
-    CHECK_EQUAL(opcode, (get16(r, 2) >> 11) & 0xF);
-    CHECK_EQUAL(4, r[3] & 0x0F);
-    CHECK_TRUE(r[2] & 0x80);
-    MEMCMP_EQUAL(q.data() + 12, r.data() + 12, q.size() - 12);
-  }
-  // An UPDATE with records after its zone section: only the zone is echoed.
-  Bytes upd = header(1, 5 << 11, 1, 0, 1, 0);
-  append(upd, wname("zone.example"));
-  u16(upd, 6);
-  u16(upd, 1);
-  append(upd, a_rr(Bytes{0xC0, 0x0C}, 1));
-  const Bytes r = make_notimp(upd);
-  CHECK_EQUAL(0, get16(r, 8));
-  CHECK_EQUAL(1, get16(r, 4));
-  // Garbage zone section: header only. Responses: nothing.
-  Bytes junk = header(1, 4 << 11, 1, 0, 0, 0);
-  append(junk, Bytes{0x50, 1, 2});
-  CHECK_EQUAL(12u, make_notimp(junk).size());
-  CHECK_EQUAL(0, get16(make_notimp(junk), 4));
-  set16(junk, 2, 0x8000 | (4 << 11));
-  CHECK_TRUE(make_notimp(junk).empty());
-}
-
 TEST_GROUP(SizeCaps){};
 
 TEST(SizeCaps, QueryOverTheCapIsTooLargeWhateverItHolds) {
@@ -413,7 +336,7 @@ TEST(SizeCaps, UpstreamQueryAtTheCapStaysFramable) {
   o.tcp_keepalive = true;
   const Bytes up = prepare_upstream_query(q, o);
   CHECK_FALSE(up.empty());
-  CHECK_TRUE(up.size() <= max_client_query + 146);
+  CHECK_TRUE(up.size() <= 2 * 128);  // the question and our OPT, padded: the client's option stays here
   CHECK_TRUE(StreamMessage::from(up).has_value());
 }
 
@@ -431,10 +354,10 @@ TEST(SizeCaps, StreamMessageRefusesWhatThePrefixCannotState) {
   CHECK_EQUAL(300u, std::move(*small).release().size());
 }
 
-TEST(SizeCaps, ClientSubnetNeverGoesUpstream) {
+TEST(SizeCaps, ClientSubnetAndCookieNeverGoUpstream) {
   Bytes q = query(1, "a.example", 1, false);
   Bytes opts = option(opt_client_subnet, Bytes{0, 1, 24, 0, 10, 1, 2});
-  append(opts, option(10, Bytes(8, 0x42)));
+  append(opts, option(opt_cookie, Bytes(8, 0x42)));
   append(q, opt_rr(1232, 0, opts));
   set16(q, 10, 1);
   UpstreamQueryOptions o;
@@ -443,5 +366,5 @@ TEST(SizeCaps, ClientSubnetNeverGoesUpstream) {
   const Seen s = read(up);
   CHECK_EQUAL(1, s.opts);
   CHECK_FALSE(has_code(s, opt_client_subnet));
-  CHECK_TRUE(has_code(s, 10));
+  CHECK_FALSE(has_code(s, opt_cookie));
 }

@@ -133,32 +133,95 @@ TEST(UpstreamQuery, KeepaliveAddedEmpty) {
   UNSIGNED_LONGS_EQUAL(0, up.size() % 128);
 }
 
-TEST(UpstreamQuery, KeepsClientOptFieldsAndOtherOptions) {
-  Bytes client = query(0x4444, "example.com");
-  client[11] = 1;
-  Bytes rdata = option(10, Bytes{1, 2, 3, 4, 5, 6, 7, 8});  // cookie
-  append(rdata, option(12, Bytes(30, 0)));                   // client padding
-  append(rdata, option(11, Bytes{0, 50}));                   // client keepalive (invalid from a client anyway)
-  append(rdata, option(8, Bytes{0, 1, 24, 0, 192, 0, 2}));   // ECS
-  append(client, opt_rr(4096, 0x05018000u, rdata));          // ext-rcode 5 (junk), version 1, DO
+// Every option a client may attach, the end-to-end ones included.
+Bytes every_client_option() {
+  Bytes rdata = option(opt_cookie, Bytes{1, 2, 3, 4, 5, 6, 7, 8});  // RFC 7873: identifies the device
+  append(rdata, option(opt_nsid, Bytes{}));                          // RFC 5001: asks for an NSID back
+  append(rdata, option(opt_padding, Bytes(30, 0)));                  // the client's hop
+  append(rdata, option(opt_tcp_keepalive, Bytes{0, 50}));            // the client's hop
+  append(rdata, option(opt_client_subnet, Bytes{0, 1, 24, 0, 192, 0, 2}));
+  append(rdata, option(9, Bytes{}));                                 // EXPIRE (RFC 7314)
+  append(rdata, option(65001, Bytes{0xAB}));                         // unknown
+  return rdata;
+}
+
+TEST(UpstreamQuery, HeaderIsBuiltFromAnAllowlist) {
+  // RD and AD always set, CD the client's, AA, TC and Z never: whatever the
+  // client's header said.
+  struct Row {
+    std::uint16_t client_flags;
+    std::uint16_t upstream_flags;
+  };
+  const Row rows[] = {
+      {0x0100, 0x0120},  // RD
+      {0x0000, 0x0120},  // RD clear (dig +norec): asked with RD all the same
+      {0x0110, 0x0130},  // CD kept
+      {0x0010, 0x0130},
+      {0x0120, 0x0120},  // AD
+      {0x0500, 0x0120},  // AA
+      {0x0140, 0x0120},  // Z
+      {0x0770, 0x0130},  // everything a query can carry
+  };
+  for (const Row& r : rows) {
+    for (const bool edns : {false, true}) {
+      Bytes client = query(0x4444, "example.com", 1, edns);
+      set16(client, 2, r.client_flags);
+      const Bytes up = prepare_upstream_query(client, UpstreamQueryOptions{});
+      CHECK_FALSE(up.empty());
+      CHECK_EQUAL(r.upstream_flags, get16(up, 2));
+    }
+  }
+}
+
+TEST(UpstreamQuery, OptCarriesTheClientsDoAndOurOptionsOnly) {
+  for (const bool dnssec_ok : {false, true}) {
+    Bytes client = query(0x4444, "example.com");
+    client[11] = 1;
+    // Payload 4096, ext-rcode 5 (junk), version 0, DO, a Z bit.
+    append(client, opt_rr(4096, 0x05000000u | (dnssec_ok ? 0x8000u : 0u) | 0x0001u, every_client_option()));
+    UpstreamQueryOptions o;
+    o.id = 0x9999;
+    o.tcp_keepalive = true;
+    const Bytes up = prepare_upstream_query(client, o);
+    const QueryParse p = parse_query(up);
+    CHECK_PARSE_ERROR(ParseError::none, p.error);
+    CHECK_EQUAL(0x9999, p.query->header.id);
+    const OptSeen s = read_single_opt(up);
+    CHECK_EQUAL(max_udp_limit, s.payload);
+    CHECK_EQUAL(dnssec_ok ? 0x8000u : 0u, s.ttl);
+    // Our keepalive (empty, as a client sends it), then our padding.
+    CHECK_EQUAL(2u, s.options.size());
+    CHECK_EQUAL(opt_tcp_keepalive, s.options[0].first);
+    CHECK_TRUE(s.options[0].second.empty());
+    CHECK_EQUAL(opt_padding, s.options[1].first);
+    UNSIGNED_LONGS_EQUAL(0, up.size() % 128);
+  }
+}
+
+TEST(UpstreamQuery, ClientsWithOneCacheKeyAskTheSameExchange) {
+  // A plain stub, dig +norec, and a client with every option, AD and a big
+  // payload: what the upstream sees is identical, so one answer (cached or
+  // in flight) is right for each of them.
+  Bytes plain = query(1, "example.com", 28, false);
+  Bytes norec = query(2, "example.com", 28, true);
+  set16(norec, 2, 0x0000);
+  Bytes loaded = query(3, "example.com", 28, false);
+  set16(loaded, 2, 0x0120);
+  loaded[11] = 1;
+  append(loaded, opt_rr(4096, 0, every_client_option()));
   UpstreamQueryOptions o;
-  o.id = 0x9999;
-  const Bytes up = prepare_upstream_query(client, o);
-  const QueryParse p = parse_query(up);
-  CHECK_PARSE_ERROR(ParseError::none, p.error);
-  CHECK_EQUAL(0x9999, p.query->header.id);
-  CHECK_EQUAL(4096, p.query->edns.udp_payload);
-  CHECK_EQUAL(1, p.query->edns.version);
-  CHECK_TRUE(p.query->edns.dnssec_ok);
-  const OptSeen s = read_single_opt(up);
-  CHECK_EQUAL(0x00018000u, s.ttl);  // extended rcode cleared
-  CHECK_EQUAL(2u, s.options.size());  // cookie, then our padding
-  CHECK_EQUAL(10, s.options[0].first);
-  CHECK_BYTES((Bytes{1, 2, 3, 4, 5, 6, 7, 8}), s.options[0].second);
-  CHECK_EQUAL(0, count_code(s, 8));  // Client Subnet stays in the LAN
-  CHECK_EQUAL(0, count_code(s, 11));
-  CHECK_EQUAL(1, count_code(s, 12));
-  UNSIGNED_LONGS_EQUAL(0, up.size() % 128);
+  o.tcp_keepalive = true;
+  const Bytes want = prepare_upstream_query(plain, o);
+  CHECK_BYTES(want, prepare_upstream_query(norec, o));
+  CHECK_BYTES(want, prepare_upstream_query(loaded, o));
+  // DO and CD are the key's own bits: they do change the exchange.
+  Bytes with_do = query(1, "example.com", 28, false);
+  with_do[11] = 1;
+  append(with_do, opt_rr(1232, 0x8000));
+  CHECK_FALSE(want == prepare_upstream_query(with_do, o));
+  Bytes with_cd = plain;
+  set16(with_cd, 2, 0x0110);
+  CHECK_FALSE(want == prepare_upstream_query(with_cd, o));
 }
 
 TEST(UpstreamQuery, DropsNonOptAdditionalRecords) {

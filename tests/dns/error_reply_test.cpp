@@ -53,13 +53,15 @@ TEST(ErrorReply, RcodesAndRdClear) {
   CHECK_EQUAL(1, formerr->rcode());
 }
 
-TEST(ErrorReply, OnlyIdOpcodeRdEchoedFromFlags) {
+TEST(ErrorReply, OnlyIdOpcodeRdCdEchoedFromFlags) {
   Bytes b = query(7, "example.com");
   b[2] |= 0x06;  // AA, TC on a query: not echoed
-  b[3] |= 0x30;  // AD, CD
+  b[3] |= 0x70;  // Z, AD: not echoed; CD: echoed (RFC 4035 §3.1.6)
   const Query q = parsed(b);
   const Bytes r = make_error_reply(b, q, Rcode::servfail);
-  CHECK_EQUAL(0x8182, get16(r, 2));
+  CHECK_EQUAL(0x8192, get16(r, 2));
+  b[3] &= static_cast<std::uint8_t>(~0x10);
+  CHECK_EQUAL(0x8185, get16(make_error_reply(b, parsed(b), Rcode::refused), 2));
 }
 
 TEST(ErrorReply, EdnsQueryGetsMinimalOpt) {
@@ -95,13 +97,20 @@ TEST(ErrorReply, FormerrFromHeaderOnly) {
   CHECK_BYTES(expected, r);
 }
 
-TEST(ErrorReply, FormerrEchoesOpcodeNotOtherFlags) {
-  Bytes b = header(0x0102, 0x2000 | 0x0400 | 0x0010, 1, 0, 0, 0);  // opcode 4, AA, CD; RD clear
+TEST(ErrorReply, FormerrEchoesOpcodeAndCdNotOtherFlags) {
+  Bytes b = header(0x0102, 0x2000 | 0x0400 | 0x0020 | 0x0010, 1, 0, 0, 0);  // opcode 4, AA, AD, CD; RD clear
   b.push_back(0xC0);
   const Bytes r = make_formerr(b);
   UNSIGNED_LONGS_EQUAL(12, r.size());
-  CHECK_EQUAL(0xA081, get16(r, 2));
+  CHECK_EQUAL(0xA091, get16(r, 2));
   CHECK_EQUAL(0x0102, get16(r, 0));
+}
+
+TEST(ErrorReply, NotimpEchoesCd) {
+  Bytes b = query(0x0203, "example.com");
+  set16(b, 2, 0x2000 | 0x0100 | 0x0010);  // opcode 4 (NOTIFY), RD, CD
+  const Bytes r = make_notimp(b);
+  CHECK_EQUAL(0xA194, get16(r, 2));
 }
 
 TEST(ErrorReply, FormerrDropsUnreadableAndResponses) {

@@ -51,7 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!parsed.query) return 0;
   const dns::Query& q = *parsed.query;
   const dns::ByteView question = cache::question_bytes(client, q);
-  const cache::ClientQuestion cq{q.header.id, q.header.rd(), question};
+  const cache::ClientQuestion cq{q.header.id, question, q.header.flags};
   const std::uint32_t age = (flags & 0x80) ? 0xFFFFFFFFu : flags * 97u;
   const std::optional<std::uint32_t> fixed =
       (flags & 0x40) ? std::optional<std::uint32_t>(cache::stale_answer_ttl) : std::nullopt;

@@ -105,6 +105,9 @@ void exercise_query(ByteView raw) {
   require(pu.query.has_value());
   require(pu.query->header.id == padded.id && pu.query->edns.present);
   require(pu.query->question.name == q.question.name && pu.query->question.qtype == q.question.qtype);
+  // The header is ours: RD and AD set, the client's CD, nothing else.
+  require(pu.query->header.flags == (0x0120 | (q.header.flags & 0x0010)));
+  require(pu.query->edns.dnssec_ok == (q.edns.present && q.edns.dnssec_ok));
   if (up.size() != up_plain.size()) require(up.size() % block == 0);
   require(strip_padding(up) == up_plain || up == up_plain);
   // Ours is the empty client form and any client keepalive was dropped.

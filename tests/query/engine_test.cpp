@@ -345,6 +345,60 @@ TEST(Engine, ZoneTransfersAreRefusedLocally) {
   CHECK(any.kind == Engine::Admission::forwarded);
 }
 
+TEST(Engine, OddQueriesAreAnsweredLocallyEchoingCd) {
+  // Each, forwarded, would come back as an error that counts against an
+  // upstream's health (real resolvers answer REFUSED or FORMERR).
+  struct Row {
+    std::uint16_t qtype, qclass, flags;
+    std::uint8_t rcode;
+  };
+  const Row rows[] = {
+      {16, 3, 0x0110, 5},    // version.bind CH TXT, CD
+      {1, 4, 0x0100, 5},     // HS
+      {250, 1, 0x0110, 1},   // TSIG
+      {249, 1, 0x0100, 1},   // TKEY
+      {254, 1, 0x0100, 1},   // MAILA
+      {41, 1, 0x0100, 1},    // OPT
+      {1, 1, 0x0310, 1},     // TC set in a query
+  };
+  Rig r;
+  for (const Row& row : rows) {
+    dns::Bytes q = dns::make_query(9, *dns::name_from_text("version.bind"), row.qtype, std::uint16_t{1232});
+    q[2] = static_cast<std::uint8_t>(row.flags >> 8);
+    q[3] = static_cast<std::uint8_t>(row.flags & 0xFF);
+    q[q.size() - 13] = static_cast<std::uint8_t>(row.qclass >> 8);  // the question's class, before the 11-octet OPT
+    q[q.size() - 12] = static_cast<std::uint8_t>(row.qclass & 0xFF);
+    for (Protocol p : {Protocol::udp, Protocol::tcp}) {
+      auto res = r.send(q, p);
+      CHECK(res.kind == Engine::Admission::answered);
+      CHECK_EQUAL(row.rcode, rcode_of(res.reply));
+      CHECK_EQUAL(row.flags & 0x0010, res.reply[3] & 0x10);  // CD echoed (RFC 4035 §3.1.6)
+      CHECK_EQUAL(0, res.reply[2] & 0x02);                    // never TC
+    }
+  }
+  CHECK_EQUAL(0u, r.fake->started());
+}
+
+TEST(Engine, ForwardedAnswerCarriesTheClientsRdAndCd) {
+  // The upstream answered our query (RD and AD set); the client asked with
+  // RD clear and CD set (dig +norec +cd), and neither AD nor DO.
+  Rig r;
+  dns::Bytes q = make_q(0x0D0D);
+  q[2] = 0x00;
+  q[3] = 0x10;
+  r.send(q);
+  r.fake->respond_oldest([](const dns::Bytes& sent) {
+    dns::Bytes a = sent;
+    a[2] = 0x81;
+    a[3] = 0xA0;
+    return a;
+  });
+  r.sched.run_ready();
+  CHECK_TRUE(r.replies[0].has_value());
+  CHECK_EQUAL(0x80, (*r.replies[0])[2]);  // QR, RD clear like the query
+  CHECK_EQUAL(0x90, (*r.replies[0])[3]);  // RA, CD; AD cleared: not asked for
+}
+
 TEST(Engine, OtherOpcodesGetNotimpNotFormerr) {
   Rig r;
   for (std::uint8_t opcode : {1, 2, 4, 5}) {

@@ -67,3 +67,48 @@ TEST(AnswerVerdict, ServfailRanksAboveTheRefusals) {
   CHECK(error_answer_rank(4) > error_answer_rank(1));
   CHECK(error_answer_rank(1) > error_answer_rank(9));
 }
+
+TEST(AnswerVerdict, OrdinaryQueriesTable) {
+  struct Q {
+    std::uint8_t opcode;
+    std::uint16_t qtype, qclass;
+    bool ordinary;
+  };
+  constexpr Q rows[] = {
+      {0, 1, 1, true},       {0, 28, 1, true},     {0, 65, 1, true},  // A, AAAA, HTTPS
+      {0, 0, 1, true},       {0, 127, 1, true},    {0, 256, 1, true},  // not meta-types
+      {0, 255, 1, false},                                              // ANY (RFC 8482)
+      {0, 41, 1, false},     {0, 128, 1, false},   {0, 249, 1, false}, {0, 250, 1, false},
+      {0, 251, 1, false},    {0, 252, 1, false},   {0, 253, 1, false}, {0, 254, 1, false},
+      {0, 1, 3, false},      {0, 16, 3, false},    {0, 1, 4, false},   {0, 1, 254, false}, {0, 1, 255, false},
+      {0, 1, 0, false},      {1, 1, 1, false},     {4, 6, 1, false},   {5, 6, 1, false},  // IQUERY, NOTIFY, UPDATE
+  };
+  for (const Q& q : rows) {
+    const std::string row = nxdns::log::cat("opcode ", unsigned{q.opcode}, " qtype ", q.qtype, " class ", q.qclass);
+    CHECK_EQUAL_TEXT(q.ordinary, nxdns::upstream::is_ordinary_query(q.opcode, q.qtype, q.qclass), row.c_str());
+  }
+}
+
+TEST(AnswerVerdict, OnlyOrdinaryQueriesMakeAnErrorUnhealthy) {
+  using nxdns::upstream::answer_verdict;
+  for (const Row& r : table) {
+    CHECK(answer_verdict(r.rcode, true) == r.verdict);
+    const AnswerVerdict other = r.verdict == AnswerVerdict::fail_over_unhealthy ? AnswerVerdict::fail_over : r.verdict;
+    CHECK(answer_verdict(r.rcode, false) == other);
+  }
+}
+
+TEST(AnswerVerdict, OrdinaryQueryReadFromTheWire) {
+  using nxdns::upstream::is_ordinary_query;
+  nxdns::dns::Bytes q{0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1};
+  CHECK_TRUE(is_ordinary_query(q));
+  q[14] = 0xFF;  // ANY
+  CHECK_FALSE(is_ordinary_query(q));
+  q[14] = 1;
+  q[16] = 3;  // CH
+  CHECK_FALSE(is_ordinary_query(q));
+  q[16] = 1;
+  q[2] = 0x29;  // opcode 5 (UPDATE)
+  CHECK_FALSE(is_ordinary_query(q));
+  CHECK_FALSE(is_ordinary_query(nxdns::dns::Bytes{0x12, 0x34}));
+}

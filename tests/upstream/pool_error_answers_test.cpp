@@ -127,6 +127,40 @@ TEST(PoolErrorAnswers, AnUpstreamThatRefusesEverythingBacksOffOneThatServfailsDo
   CHECK_EQUAL(5u, g.snap(0).error_answers[servfail]);
 }
 
+TEST(PoolErrorAnswers, ErrorsToQueriesResolversDeclineByPolicyCostNoHealth) {
+  // ANY answered NOTIMP or REFUSED (RFC 8482 lets a resolver decline it),
+  // and whatever else is not an ordinary query: they fail over, but an
+  // upstream that answers ordinary queries stays healthy however many come.
+  struct Row {
+    std::uint16_t qtype, qclass;
+    std::uint8_t rcode;
+  };
+  for (const Row& row : {Row{dns::type_any, 1, notimp}, Row{dns::type_any, 1, refused}, Row{16, 3, refused},
+                         Row{250, 1, formerr}, Row{1, 255, refused}}) {
+    Harness h({0, 1});
+    for (int i = 0; i < 4; ++i) {
+      h.submit(row.qtype, row.qclass);
+      CHECK_TRUE(h.fakes[0]->respond_oldest(with_rcode(row.rcode)));
+      CHECK_EQUAL(1u, h.fakes[1]->live());  // still failed over
+      h.fakes[1]->answer_oldest();
+    }
+    h.sched.run_ready();
+    CHECK_EQUAL(4u, h.delivered());
+    const auto s0 = h.snap(0);
+    CHECK(s0.health == upstream::HealthState::healthy);
+    CHECK_EQUAL(0u, s0.consecutive_failures);
+    CHECK_EQUAL(4u, s0.error_answers[row.rcode]);
+    // An ordinary query is still answered there first.
+    h.submit();
+    CHECK_EQUAL(1u, h.fakes[0]->live());
+  }
+  // The same rcode to an ordinary query counts, as before.
+  Harness h({0, 1});
+  h.submit(28, 1);
+  h.fakes[0]->respond_oldest(with_rcode(notimp));
+  CHECK_EQUAL(1u, h.snap(0).consecutive_failures);
+}
+
 TEST(PoolErrorAnswers, ServfailIsNotReportedAsAnAttemptFailureRefusedIs) {
   std::vector<Cause> seen;
   upstream::PoolOptions o;

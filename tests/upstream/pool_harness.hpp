@@ -31,10 +31,16 @@ struct Harness {
     pool = std::make_unique<upstream::Pool>(sched, std::move(specs), std::move(opts));
   }
 
-  upstream::Pool::Ticket submit() {
+  upstream::Pool::Ticket submit() { return submit(1, 1); }
+  // A query for the root with this type and class.
+  upstream::Pool::Ticket submit(std::uint16_t qtype, std::uint16_t qclass) {
     const std::size_t slot = outcomes.size();
     outcomes.emplace_back();
-    dns::Bytes q{0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1};
+    dns::Bytes q{0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0, 0};
+    for (const std::uint16_t v : {qtype, qclass}) {
+      q.push_back(static_cast<std::uint8_t>(v >> 8));
+      q.push_back(static_cast<std::uint8_t>(v & 0xFF));
+    }
     return pool->submit(std::move(q), [this, slot](upstream::PoolOutcome&& o) { outcomes[slot] = std::move(o); });
   }
   // As the engine submits: with the deadline of the caller's total budget.
