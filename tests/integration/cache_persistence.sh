@@ -8,7 +8,8 @@
 #     query included and each within RFC 8767's 1.8 s; an unseen name is
 #     SERVFAIL (the answers come from the file, not from anywhere else);
 #  3. restarted with the upstream alive, a name still fresh in the file is
-#     answered without an upstream query, TTL aged across the restart;
+#     answered without an upstream query, TTL aged across the restart; the
+#     nxdns_cache_persist_* series pass `promtool check metrics`;
 #  4. a clock behind the file's time (the header's time moved a day ahead,
 #     its checksum recomputed): the same fresh name is loaded as stale only,
 #     so the client waits for the upstream's fresh answer (one query);
@@ -117,6 +118,13 @@ ttl=$(awk '$1 ~ /^fresh\.persist/ && $4 == "A" {print $2}' "$WORK/fresh.out")
 [ -n "$ttl" ] && [ "$ttl" -lt 60 ] && [ "$ttl" -gt 30 ] || fail "TTL across the restart: '$ttl' (want aged, < 60)"
 [ "$(metric nxdns_cache_hits_total)" -ge 1 ] || fail "nxdns_cache_hits_total did not move"
 [ "$(metric nxdns_cache_persist_loaded_stale_only)" = 0 ] || fail "loaded as stale only with a trusted clock"
+if command -v promtool >/dev/null 2>&1; then
+  curl -s --max-time 3 "http://$ADDR:$HTTP_PORT/metrics" >"$WORK/live.prom"
+  grep -q '^nxdns_cache_persist_saves_total ' "$WORK/live.prom" || fail "no nxdns_cache_persist_* series on /metrics"
+  promtool check metrics <"$WORK/live.prom" >"$WORK/promtool.log" 2>&1 || fail "promtool: $(cat "$WORK/promtool.log")"
+else
+  skip_part "promtool check metrics (promtool not installed; Debian: prometheus)"
+fi
 stop
 pass "restart with the upstream alive: fresh name answered from the file (fixture queries $before -> $after), TTL $ttl"
 
