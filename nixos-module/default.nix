@@ -72,7 +72,16 @@ let
     http_enabled = settingOr [ "http" "enabled" ] true;
     http_listen = settingOr [ "http" "listen" ] "127.0.0.1:8053";
     cache_enabled = settingOr [ "cache" "enabled" ] true;
+    # Read once, at start (the daemon's reload says "needs a restart").
+    cache_persist_file = settingOr [ "cache" "persist_file" ] null;
+    cache_persist_interval = settingOr [ "cache" "persist_interval" ] 900;
   };
+
+  # The unit's StateDirectory (systemd creates it before the daemon starts;
+  # with DynamicUser it is /var/lib/private/nxdns, reached through the
+  # /var/lib/nxdns symlink, and kept across restarts and reboots).
+  stateDirectory = "nxdns";
+  defaultPersistFile = "/var/lib/${stateDirectory}/cache";
   # `nxdns reload` over the loopback web surface waits for the daemon's
   # verdict, so `systemctl reload nxdns` (and nixos-rebuild switch) fails
   # with the daemon's FILE:LINE:COL error when the file is not applied.
@@ -207,6 +216,26 @@ let
               default = "127.0.0.1:8053";
               description = "`IP:port` of the web listener. Not opened in the firewall by this module.";
             };
+          };
+        };
+      };
+      cache = mkOption {
+        default = { };
+        description = "The answer cache (docs/reference/config.md#cache).";
+        type = types.submodule {
+          freeformType = settingsFormat.type;
+          options.persist_file = mkOption {
+            type = types.nullOr types.str;
+            default = defaultPersistFile;
+            defaultText = literalExpression ''"/var/lib/nxdns/cache"'';
+            description = ''
+              File the answer cache is saved to (at most every
+              `persist_interval`, and at shutdown) and loaded from at start,
+              so that a restart or a reboot without WAN still answers the
+              names the household asked before (docs/how-to/restarts.md).
+              The default lies in the unit's StateDirectory; `null` keeps
+              the cache in memory only.
+            '';
           };
         };
       };
@@ -414,6 +443,10 @@ in
           TimeoutStopSec = "15s";
 
           DynamicUser = true;
+          # Where the cache file lives (settings.cache.persist_file): the
+          # only place the unit may write (ProtectSystem=strict).
+          StateDirectory = stateDirectory;
+          StateDirectoryMode = "0700";
           # Port 53 is the only privilege it needs.
           AmbientCapabilities = [ "CAP_NET_BIND_SERVICE" ];
           CapabilityBoundingSet = [ "CAP_NET_BIND_SERVICE" ];

@@ -78,6 +78,7 @@ Daemon::~Daemon() {
   udp_.clear();
   clock_watch_.reset();  // its timer lives on the scheduler
   engine_.reset();
+  persist_.reset();
   cache_.reset();
   pool_.reset();
   diag_.reset();
@@ -121,6 +122,14 @@ std::unique_ptr<Daemon> Daemon::create(const config::Config& cfg, const Transpor
   po.on_attempt = [diag = d->diag_.get()](const upstream::AttemptReport& r) { diag->on_attempt(r); };
   d->pool_ = std::make_unique<upstream::Pool>(*d->sched_, std::move(entries), std::move(po));
   if (cfg.cache.enabled) d->cache_ = std::make_unique<cache::CachingPool>(*d->sched_, *d->pool_, cache_options(cfg));
+  if (d->cache_ && !cfg.cache.persist_file.empty()) {
+    // Before any listener exists: the first query already finds what the
+    // last run knew (a boot without WAN answers known names).
+    d->persist_ = std::make_unique<cache::CachePersistence>(
+        *d->sched_, *d->cache_, cache::PersistOptions{cfg.cache.persist_file, cfg.cache.persist_interval});
+    d->persist_->load();
+    d->persist_->start();
+  }
   d->engine_ =
       std::make_unique<query::Engine>(*d->sched_, *d->pool_, query::EngineOptions{cfg.budgets.total}, d->cache_.get());
   // A certificate check failed under a wrong clock (no RTC, NTP not there
@@ -147,6 +156,7 @@ std::unique_ptr<Daemon> Daemon::create(const config::Config& cfg, const Transpor
     src.listeners = &d->listener_state_;
     src.diagnostics = d->diag_.get();
     src.cache = d->cache_.get();
+    src.persist = d->persist_.get();
     src.sched = d->sched_.get();
     src.started_at = d->started_at_;
     src.udp_now = [daemon = d.get()] { return daemon->udp_endpoints(); };
@@ -269,6 +279,9 @@ void Daemon::check_drained() {
 void Daemon::finish_shutdown() {
   drain_poll_->disarm();
   drain_deadline_->disarm();
+  // Nothing is served any more: the file is written on this thread, after
+  // the last answer the drain let in was stored.
+  if (persist_) persist_->save_before_exit();
   pool_->close_all();
   // Give close_notify alerts a turn of the loop to leave, then stop.
   event_base_loopexit(base_.get(), nullptr);
@@ -332,6 +345,8 @@ std::string Daemon::apply_reload(config::Config next, const ReloadPlan& plan,
       next.http.listen = cfg_.http.listen;
     }
     if (k == "cache.enabled") next.cache = cfg_.cache;
+    if (k == "cache.persist_file") next.cache.persist_file = cfg_.cache.persist_file;
+    if (k == "cache.persist_interval") next.cache.persist_interval = cfg_.cache.persist_interval;
   }
   upstream::PoolChange change;
   for (const auto& k : plan.keep) change.keep.push_back({k.old_index, k.new_index, k.priority});

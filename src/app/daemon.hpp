@@ -22,6 +22,7 @@
 #include "app/reload_plan.hpp"
 #include "app/transport_factory.hpp"
 #include "cache/caching_pool.hpp"
+#include "cache/persistence.hpp"
 #include "config/config.hpp"
 #include "diag/diagnostics.hpp"
 #include "loop/clock_step.hpp"
@@ -72,6 +73,8 @@ class Daemon {
   query::Engine& engine() { return *engine_; }
   // nullptr when cache.enabled is false.
   cache::CachingPool* cache() { return cache_.get(); }
+  // nullptr unless the cache is enabled and cache.persist_file is set.
+  const cache::CachePersistence* persistence() const { return persist_.get(); }
   const server::ListenerState& listener_state() const { return listener_state_; }
   const diag::Diagnostics& diagnostics() const { return *diag_; }
   // nullptr when http.enabled is false.
@@ -100,6 +103,8 @@ class Daemon {
   std::unique_ptr<upstream::Pool> pool_;
   // Between the engine and the pool: destroyed after the engine, before the pool.
   std::unique_ptr<cache::CachingPool> cache_;
+  // Reads and fills cache_: destroyed before it (its writer thread joined).
+  std::unique_ptr<cache::CachePersistence> persist_;
   std::unique_ptr<query::Engine> engine_;
   // After the pool it resets (clock steps retry certificate checks).
   std::unique_ptr<loop::ClockStepWatcher> clock_watch_;

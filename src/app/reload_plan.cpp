@@ -75,6 +75,11 @@ ReloadPlan plan_reload(const config::Config& running, const config::Config& next
   else if (running.http.enabled && !(running.http.listen == next.http.listen)) p.needs_restart.emplace_back("http.listen");
   if (running.cache.enabled != next.cache.enabled) p.needs_restart.emplace_back("cache.enabled");
   else if (running.cache.enabled) p.cache_changed = !same_cache_settings(running.cache, next.cache);
+  // The cache file is read once, at start, and its writer is built with
+  // the daemon: a new file or cadence takes effect at the next start.
+  if (running.cache.persist_file != next.cache.persist_file) p.needs_restart.emplace_back("cache.persist_file");
+  if (running.cache.persist_interval != next.cache.persist_interval)
+    p.needs_restart.emplace_back("cache.persist_interval");
   return p;
 }
 

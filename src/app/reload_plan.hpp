@@ -42,7 +42,7 @@ struct ReloadPlan {
   std::vector<net::Endpoint> open_listen;   // bound before anything else applies
 
   bool budgets_changed = false;  // apply to queries that arrive from now on
-  bool cache_changed = false;    // size, TTL clamp, prefetch, serve-stale: in place, no flush
+  bool cache_changed = false;    // size, TTL clamp, prefetch, serve-stale: in place, no flush (not the cache file's keys)
   bool log_level_changed = false;
   // Settings that cannot change in a running daemon, as key paths
   // ("http.listen"); the reload applies everything else and says these

@@ -59,6 +59,7 @@ bool AnswerStore::put(Key k, dns::Bytes answer, EntryAge age, bool negative) {
       Node{std::move(k), StoredAnswer{std::move(answer), std::move(*layout), age, negative, std::nullopt}, c, false});
   index_.emplace(order_.front().key.packed, order_.begin());
   bytes_ += c;
+  ++changes_;
   // The insert may have grown the bucket array past the bound. The new
   // entry is the list's front for as long as it is there.
   bool stored = true;
@@ -78,6 +79,7 @@ void AnswerStore::set_max_bytes(std::size_t max_bytes) {
 void AnswerStore::remove(List::iterator it) {
   if (it == hand_) hand_ = it == order_.begin() ? order_.end() : std::prev(it);
   bytes_ -= it->cost;
+  ++changes_;
   index_.erase(it->key.packed);
   order_.erase(it);
 }
@@ -117,6 +119,7 @@ std::size_t AnswerStore::erase_name(const std::string& folded_name) {
 
 std::size_t AnswerStore::clear() {
   const std::size_t n = index_.size();
+  changes_ += n;
   index_.clear();
   order_.clear();
   hand_ = order_.end();

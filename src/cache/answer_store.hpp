@@ -72,6 +72,17 @@ class AnswerStore {
   std::size_t max_bytes() const { return max_bytes_; }
   std::uint64_t evictions() const { return evictions_; }
   Eviction policy() const { return policy_; }
+  // Entries stored plus entries removed (evicted, expired, flushed), ever:
+  // how far a saved copy (cache/persistence.hpp) may be behind the store.
+  std::uint64_t changes() const { return changes_; }
+
+  // Every entry, from the one that has been here longest to the newest (the
+  // list's order: LRU's least recently used first), without marking any as
+  // used. Putting them back in this order rebuilds the same order.
+  template <class F>
+  void for_each_oldest_first(F&& f) const {
+    for (auto it = order_.rbegin(); it != order_.rend(); ++it) f(std::string_view(it->key.packed), it->value);
+  }
 
   // What one entry costs against max_bytes (its layout's TTL offsets included).
   static std::size_t cost(const Key& k, const dns::Bytes& answer);
@@ -99,6 +110,7 @@ class AnswerStore {
   List::iterator hand_;  // SIEVE; order_.end() = start from the oldest
   std::size_t bytes_ = 0;
   std::uint64_t evictions_ = 0;
+  std::uint64_t changes_ = 0;
 };
 
 }  // namespace nxdns::cache

@@ -144,6 +144,10 @@ class CachingPool {
 
   CacheStats stats() const;
   const CacheOptions& options() const { return opts_; }
+  // The entries themselves, for the cache file (cache/persistence.hpp): it
+  // reads them to save and puts answers back at start.
+  AnswerStore& store() { return store_; }
+  const AnswerStore& store() const { return store_; }
   // Reload: new settings for what happens from now on (stored entries
   // stay; a smaller max_bytes evicts down to it). The eviction policy is
   // the store's shape and is kept.

@@ -66,6 +66,10 @@ struct Cache {
   bool prefetch = true;
   bool serve_stale = true;  // RFC 8767
   std::chrono::seconds stale_window{86400};
+  // The cache file kept across restarts (cache/persistence.hpp); empty: off.
+  std::string persist_file;
+  // Saves at most this often, and only when the cache changed.
+  std::chrono::seconds persist_interval{900};
 };
 
 // Listener and web defaults (also what an absent key means).

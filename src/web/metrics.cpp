@@ -388,6 +388,46 @@ void render_cache(Doc& d, const cache::CacheStats& c) {
         c.flights);
 }
 
+void render_persist(Doc& d, const cache::PersistStats& p) {
+  const auto gauge = [&d](const char* name, const char* help, std::uint64_t v) {
+    d.family(name, "gauge", help);
+    d.sample(name, "", v);
+  };
+  d.family("nxdns_cache_persist_load", "gauge",
+           "What became of cache.persist_file at start: 1 for the outcome, 0 for the others.");
+  constexpr cache::LoadResult results[] = {cache::LoadResult::loaded, cache::LoadResult::missing,
+                                           cache::LoadResult::rejected, cache::LoadResult::unreadable};
+  for (cache::LoadResult r : results) {
+    d.sample("nxdns_cache_persist_load", label("result", cache::describe(r)), std::uint64_t{p.load == r ? 1u : 0u});
+  }
+  gauge("nxdns_cache_persist_loaded_entries", "Answers put back into the cache from cache.persist_file at start.",
+        p.loaded_entries);
+  gauge("nxdns_cache_persist_skipped_entries",
+        "Entries of the cache file not loaded at start: past their stale window, refused by a check, or over max_bytes.",
+        p.skipped_entries);
+  d.family("nxdns_cache_persist_load_seconds", "gauge", "Time spent reading, checking and storing the cache file at start.");
+  d.sample_d("nxdns_cache_persist_load_seconds", "", p.load_seconds);
+  gauge("nxdns_cache_persist_loaded_stale_only",
+        "1 when the clock was behind the cache file's time at start: every loaded answer was stale.",
+        p.loaded_stale_only ? 1 : 0);
+  d.family("nxdns_cache_persist_saves_total", "counter", "Cache file saves that completed.");
+  d.sample("nxdns_cache_persist_saves_total", "", p.saves);
+  d.family("nxdns_cache_persist_save_failures_total", "counter",
+           "Cache file saves that failed (the file before stays intact).");
+  d.sample("nxdns_cache_persist_save_failures_total", "", p.save_failures);
+  d.family("nxdns_cache_persist_last_save_timestamp_seconds", "gauge",
+           "Unix time of the last completed save, by this host's clock; 0 before the first.");
+  d.sample("nxdns_cache_persist_last_save_timestamp_seconds", "",
+           static_cast<std::uint64_t>(p.last_save_unix && *p.last_save_unix > 0 ? *p.last_save_unix : 0));
+  gauge("nxdns_cache_persist_last_save_bytes", "Size of the cache file the last completed save wrote.",
+        p.last_save_bytes);
+  d.family("nxdns_cache_persist_last_save_seconds", "gauge",
+           "Time the last completed save took: copying the entries (on the loop) and writing them (checksum, write, "
+           "fsync; on a worker thread except at shutdown).");
+  d.sample_d("nxdns_cache_persist_last_save_seconds", label("part", "copy"), p.last_save_copy_seconds);
+  d.sample_d("nxdns_cache_persist_last_save_seconds", label("part", "write"), p.last_save_write_seconds);
+}
+
 void render_process(Doc& d, const MetricsInput& in) {
   d.family("nxdns_diagnostics_episodes_total", "counter",
            "Diagnostics episodes opened (a run of failed attempts against one upstream).");
@@ -453,6 +493,7 @@ std::string render_metrics(const MetricsInput& in) {
   render_upstreams(d, ups);
   render_listeners(d, in);
   if (in.cache) render_cache(d, *in.cache);
+  if (in.persist) render_persist(d, *in.persist);
   render_process(d, in);
   return d.take();
 }

@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "cache/caching_pool.hpp"
+#include "cache/persistence.hpp"
 #include "query/engine.hpp"
 #include "server/limits.hpp"
 #include "upstream/pool.hpp"
@@ -44,6 +45,7 @@ struct MetricsInput {
   std::uint64_t episodes_opened_total = 0;
   std::size_t episodes_open = 0;
   std::optional<cache::CacheStats> cache;  // absent: cache.enabled is false
+  std::optional<cache::PersistStats> persist;  // absent: no cache.persist_file (or no cache)
 };
 
 std::string render_metrics(const MetricsInput& in);

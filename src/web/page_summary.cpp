@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <set>
 
 #include "web/json.hpp"
@@ -30,6 +31,16 @@ std::string duration_text(double s) {
   if (total < 3600) return std::to_string(total / 60) + " min " + std::to_string(total % 60) + " s";
   if (total < 86400) return std::to_string(total / 3600) + " h " + std::to_string(total % 3600 / 60) + " min";
   return std::to_string(total / 86400) + " d " + std::to_string(total % 86400 / 3600) + " h";
+}
+
+// A Unix time as the page shows it: UTC, to the second (the page cannot
+// know the reader's zone, and the journal's times are UTC too).
+std::string utc_text(std::int64_t unix) {
+  const auto t = static_cast<time_t>(unix);
+  tm parts{};
+  char buf[32] = "?";
+  if (::gmtime_r(&t, &parts)) std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &parts);
+  return buf;
 }
 
 std::string bytes_text(std::uint64_t b) {
@@ -238,6 +249,27 @@ void cache_section(Html& h, const HealthInput& in) {
       .raw(" of ")
       .figure("span", "cache.max_bytes", std::to_string(c.max_bytes), bytes_text(c.max_bytes));
   h.raw("</dd></div><div><dt>Stale answers</dt><dd>").number("span", "cache.stale_answers", c.stale_served);
+  if (in.persist) {
+    const cache::PersistStats& p = *in.persist;
+    h.raw("</dd></div><div><dt>Last saved</dt><dd>");
+    if (p.last_save_unix) {
+      h.figure("span", "cache.persist.last_save_unix", std::to_string(*p.last_save_unix), utc_text(*p.last_save_unix))
+          .raw(" (")
+          .figure("span", "cache.persist.last_save_bytes", std::to_string(p.last_save_bytes),
+                  bytes_text(p.last_save_bytes))
+          .raw(")");
+    } else {
+      h.figure("span", "cache.persist.last_save_unix", "", "not since start");
+    }
+    if (p.save_failures != 0) {
+      h.raw("; ").number("span", "cache.persist.save_failures", p.save_failures).raw(" failed");
+    }
+    h.raw("</dd></div><div><dt>Loaded at start</dt><dd>")
+        .number("span", "cache.persist.loaded_entries", p.loaded_entries)
+        .raw(" answers (")
+        .figure("span", "cache.persist.load", "", cache::describe(p.load))
+        .raw(p.loaded_stale_only ? "; stale only: the clock was behind the file)" : ")");
+  }
   h.raw("</dd></div></dl></section>");
 }
 

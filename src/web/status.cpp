@@ -176,6 +176,24 @@ std::string render_health(const HealthInput& in) {
       w.value(round_ms(static_cast<double>(c.hits) / static_cast<double>(c.hits + c.misses)));
     }
     w.key("stale_answers").value(c.stale_served);
+    if (in.persist) {
+      const cache::PersistStats& p = *in.persist;
+      w.key("persist").begin_object();
+      w.key("load").value(cache::describe(p.load));
+      w.key("loaded_entries").value(p.loaded_entries);
+      w.key("load_seconds").value(round_ms(p.load_seconds));
+      w.key("loaded_stale_only").value(p.loaded_stale_only);
+      w.key("saves").value(p.saves);
+      w.key("save_failures").value(p.save_failures);
+      w.key("last_save_unix");
+      if (p.last_save_unix) {
+        w.value(static_cast<std::int64_t>(*p.last_save_unix));
+      } else {
+        w.null();
+      }
+      w.key("last_save_bytes").value(p.last_save_bytes);
+      w.end_object();
+    }
   }
   w.end_object();
   w.end_object();

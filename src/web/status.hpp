@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "cache/caching_pool.hpp"
+#include "cache/persistence.hpp"
 #include "diag/diagnostics.hpp"
 #include "net/endpoint.hpp"
 #include "query/engine.hpp"
@@ -46,6 +47,7 @@ struct HealthInput {
   server::ListenerState listeners;
   std::size_t open_episodes = 0;
   std::optional<cache::CacheStats> cache;  // absent: cache.enabled is false
+  std::optional<cache::PersistStats> persist;  // absent: no cache.persist_file (or no cache)
 };
 
 std::string render_health(const HealthInput& in);

@@ -35,6 +35,7 @@ struct Surface {
     in.listeners = *src.listeners;
     in.open_episodes = src.diagnostics->open_count();
     if (src.cache) in.cache = src.cache->stats();
+    if (src.persist) in.persist = src.persist->stats();
     return in;
   }
 
@@ -113,6 +114,7 @@ Routes daemon_routes(Sources src) {
     in.episodes_opened_total = s->src.diagnostics->opened_total();
     in.episodes_open = s->src.diagnostics->open_count();
     if (s->src.cache) in.cache = s->src.cache->stats();
+    if (s->src.persist) in.persist = s->src.persist->stats();
     Response resp;
     resp.content_type = metrics_content_type;
     resp.body = render_metrics(in);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cache/caching_pool.hpp"
+#include "cache/persistence.hpp"
 #include "diag/diagnostics.hpp"
 #include "loop/scheduler.hpp"
 #include "net/endpoint.hpp"
@@ -26,6 +27,7 @@ struct Sources {
   const server::ListenerState* listeners = nullptr;
   const diag::Diagnostics* diagnostics = nullptr;
   cache::CachingPool* cache = nullptr;  // null when cache.enabled is false
+  const cache::CachePersistence* persist = nullptr;  // null without cache.persist_file
   // Not const: the history sampler's timer runs on it.
   loop::Scheduler* sched = nullptr;
   loop::TimePoint started_at{};

@@ -37,12 +37,15 @@ TEST(CacheConfig, DefaultsWhenAbsent) {
   CHECK_TRUE(c.cache.prefetch);
   CHECK_TRUE(c.cache.serve_stale);
   LONGS_EQUAL(86400, c.cache.stale_window.count());
+  CHECK_TRUE(c.cache.persist_file.empty());  // off
+  LONGS_EQUAL(900, c.cache.persist_interval.count());
 }
 
 TEST(CacheConfig, EveryKeyIsRead) {
   const Config c = load_string(kUp +
                                    "cache:\n  enabled: false\n  max_bytes: 1048576\n  min_ttl: 30\n  max_ttl: 3600\n"
-                                   "  prefetch: false\n  serve_stale: false\n  stale_window: 7200\n",
+                                   "  prefetch: false\n  serve_stale: false\n  stale_window: 7200\n"
+                                   "  persist_file: /var/lib/nxdns/cache\n  persist_interval: 3600\n",
                                "c.yaml");
   CHECK_FALSE(c.cache.enabled);
   UNSIGNED_LONGS_EQUAL(1048576, c.cache.max_bytes);
@@ -51,6 +54,21 @@ TEST(CacheConfig, EveryKeyIsRead) {
   CHECK_FALSE(c.cache.prefetch);
   CHECK_FALSE(c.cache.serve_stale);
   LONGS_EQUAL(7200, c.cache.stale_window.count());
+  STRCMP_EQUAL("/var/lib/nxdns/cache", c.cache.persist_file.c_str());
+  LONGS_EQUAL(3600, c.cache.persist_interval.count());
+}
+
+TEST(CacheConfig, PersistKeysAreValidated) {
+  STRCMP_CONTAINS("c.yaml:5:17: cache.persist_file: must be an absolute path, got \"cache.bin\"",
+                  error_of(kUp + "cache:\n  persist_file: cache.bin\n").c_str());
+  STRCMP_CONTAINS("cache.persist_file: names a directory, got \"/var/lib/nxdns/\"",
+                  error_of(kUp + "cache:\n  persist_file: /var/lib/nxdns/\n").c_str());
+  STRCMP_CONTAINS("cache.persist_file: must not be empty", error_of(kUp + "cache:\n  persist_file: \"\"\n").c_str());
+  STRCMP_CONTAINS("c.yaml:5:21: cache.persist_interval: must be between 60 and 86400",
+                  error_of(kUp + "cache:\n  persist_interval: 59\n").c_str());
+  STRCMP_CONTAINS("cache.persist_interval: must be between 60 and 86400",
+                  error_of(kUp + "cache:\n  persist_interval: 86401\n").c_str());
+  STRCMP_CONTAINS("cache.persist_interval: expected a decimal integer, got \"15m\"", error_of(kUp + "cache:\n  persist_interval: 15m\n").c_str());
 }
 
 TEST(CacheConfig, ErrorsNameTheKeyAndPlace) {

@@ -92,7 +92,58 @@ in
         enabled = true;
         listen = "127.0.0.1:8053";
       };
+      cache.persist_file = "/var/lib/nxdns/cache";
       log.level = "info";
+    };
+  };
+
+  # The cache is kept across restarts and reboots by default, in the
+  # directory systemd keeps for the unit (with DynamicUser:
+  # /var/lib/private/nxdns behind the /var/lib/nxdns symlink), the only
+  # place ProtectSystem=strict lets it write.
+  testCacheFileInTheStateDirectory = {
+    expr =
+      let
+        sc = serviceConfig [ good ];
+      in
+      {
+        file = (rendered [ good ]).cache.persist_file;
+        inherit (sc) StateDirectory StateDirectoryMode DynamicUser;
+        underIt = lib.hasPrefix "/var/lib/${sc.StateDirectory}/" (rendered [ good ]).cache.persist_file;
+      };
+    expected = {
+      file = "/var/lib/nxdns/cache";
+      StateDirectory = "nxdns";
+      StateDirectoryMode = "0700";
+      DynamicUser = true;
+      underIt = true;
+    };
+  };
+
+  testCacheFileOffOrElsewhere = {
+    expr = {
+      off = (rendered [
+        good
+        { services.nxdns.settings.cache.persist_file = null; }
+      ]) ? cache;
+      moved =
+        (rendered [
+          good
+          { services.nxdns.settings.cache.persist_file = "/var/lib/nxdns/other"; }
+        ]).cache.persist_file;
+      withOtherCacheKeys =
+        (rendered [
+          good
+          { services.nxdns.settings.cache.max_bytes = 1048576; }
+        ]).cache;
+    };
+    expected = {
+      off = true;
+      moved = "/var/lib/nxdns/other";
+      withOtherCacheKeys = {
+        max_bytes = 1048576;
+        persist_file = "/var/lib/nxdns/cache";
+      };
     };
   };
 
@@ -258,7 +309,7 @@ in
   };
 
   # An upstream change only reloads; a setting the daemon cannot change in
-  # place (http.listen, http.enabled, cache.enabled) restarts, because a
+  # place (http.listen, http.enabled, cache.enabled, the cache file) restarts, because a
   # changed restartTrigger restarts even when a reloadTrigger changed too.
   testWhatRestartsAndWhatReloads =
     let
@@ -267,6 +318,7 @@ in
       moreUpstreams = u [ (enabled [ quad9 { url = "tls://149.112.112.112:853"; tls_name = "dns.quad9.net"; } ]) ];
       otherHttp = u [ good { services.nxdns.settings.http.listen = "127.0.0.1:9153"; } ];
       noCache = u [ good { services.nxdns.settings.cache.enabled = false; } ];
+      otherCacheFile = u [ good { services.nxdns.settings.cache.persist_file = "/var/lib/nxdns/other"; } ];
       # The stub's derivations have no content hash: an unchecked file is
       # compared by its text.
       trigger = t: if builtins.isAttrs t then t.text or (plain (toString t)) else plain t;
@@ -279,6 +331,7 @@ in
         upstreamsKeepExecStart = base.serviceConfig.ExecStart == moreUpstreams.serviceConfig.ExecStart;
         httpRestarts = !(same base.restartTriggers otherHttp.restartTriggers);
         cacheSwitchRestarts = !(same base.restartTriggers noCache.restartTriggers);
+        cacheFileRestarts = !(same base.restartTriggers otherCacheFile.restartTriggers);
       };
       expected = {
         upstreamsReload = true;
@@ -286,6 +339,7 @@ in
         upstreamsKeepExecStart = true;
         httpRestarts = true;
         cacheSwitchRestarts = true;
+        cacheFileRestarts = true;
       };
     };
 

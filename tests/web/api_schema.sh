@@ -33,6 +33,9 @@ budgets:
   total_ms: 1500
 http:
   listen: "$ADDR:8053"
+cache:
+  # health's cache.persist object is present only with a cache file.
+  persist_file: "$WORK/cache"
 YAML
 start_daemon "$WORK/nxdns.yaml" "$ADDR" 5300
 

@@ -119,6 +119,32 @@ TEST(PageSummary, EpisodesWithTimesAndCauses) {
   CHECK_TRUE(contains(h, "data-field=\"episodes.0.duration_seconds\" data-value=\"3\">3.0 s<"));
 }
 
+TEST(PageSummary, TheCacheFileSaysWhenItWasLastSaved) {
+  web::PageInput in = sample_input();
+  cache::PersistStats p;
+  p.load = cache::LoadResult::loaded;
+  p.loaded_entries = 321;
+  p.saves = 2;
+  p.last_save_unix = 1796000000;  // 2026-11-30 00:53:20 UTC
+  p.last_save_bytes = 45678;
+  in.health.persist = p;
+  const std::string html = web::render_summary(in);
+  for (const char* want : {"data-field=\"cache.persist.last_save_unix\" data-value=\"1796000000\">2026-11-30 00:53:20 UTC<",
+                           "data-field=\"cache.persist.last_save_bytes\" data-value=\"45678\">44.6 KiB<",
+                           "data-field=\"cache.persist.loaded_entries\" data-value=\"321\">321<",
+                           "data-field=\"cache.persist.load\">loaded<"}) {
+    if (!contains(html, want)) FAIL(want);
+  }
+  CHECK_FALSE(contains(html, "stale only"));
+  in.health.persist = cache::PersistStats{};
+  in.health.persist->loaded_stale_only = true;
+  const std::string before = web::render_summary(in);
+  CHECK_TRUE(contains(before, "data-field=\"cache.persist.last_save_unix\">not since start<"));
+  CHECK_TRUE(contains(before, "stale only: the clock was behind the file"));
+  in.health.persist.reset();
+  CHECK_FALSE(contains(web::render_summary(in), "cache.persist"));
+}
+
 TEST(PageSummary, DisabledCacheSaysSo) {
   auto in = sample_input();
   in.health.cache.reset();
