@@ -196,4 +196,21 @@ in
     expr = builtins.elem self.packages.x86_64-linux.nxdns self.devShells.x86_64-linux.default.args.inputsFrom;
     expected = true;
   };
+
+  # The package's passthru.tests (package.nix's vmTests) are the flake's
+  # VM checks, under their short names.
+  testPackagePassthruVmTests = {
+    expr =
+      let
+        given = self.packages.x86_64-linux.nxdns.args.vmTests;
+      in
+      {
+        names = names given;
+        burst = given.burst.test.name == self.checks.x86_64-linux.vm-burst.test.name;
+      };
+    expected = {
+      names = [ "burst" ];
+      burst = true;
+    };
+  };
 }

@@ -26,6 +26,28 @@ let
       ++ modules;
     }).config;
   eval = evalWith defaultPkgs;
+
+  # Options that NixOS's manual (and `nixos-option`, search.nixos.org-style
+  # tooling) would show without a description: names, recursing into
+  # submodules (settings.upstreams.*.url and the like).
+  undocumented =
+    prefix: modules:
+    let
+      options =
+        (lib.evalModules {
+          specialArgs.modulesPath = toString ./stubs/modules;
+          modules = [
+            ./stubs/nixos.nix
+            ../../nixos-module
+            { _module.args.pkgs = defaultPkgs; }
+          ]
+          ++ modules;
+        }).options;
+      docs = lib.optionAttrSetToDocList (lib.attrByPath prefix { } options);
+    in
+    map (o: o.name) (
+      builtins.filter (o: o.visible && (o.description or null == null || o.description == "")) docs
+    );
   evalClock = modules: eval ([ ../../hardware/clock.nix ] ++ modules);
 
   failedAssertions =
@@ -192,6 +214,19 @@ in
       { knob = true; }
       3
     ];
+  };
+
+  # ---- option documentation ----------------------------------------------
+
+  testEveryModuleOptionDescribed = {
+    expr = {
+      nxdns = undocumented [ "services" "nxdns" ] [ ];
+      pi = undocumented [ "nxdns" "pi" ] [ ../../hardware/clock.nix ];
+    };
+    expected = {
+      nxdns = [ ];
+      pi = [ ];
+    };
   };
 
   # ---- the build-time check and the unit ----------------------------------
