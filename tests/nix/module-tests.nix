@@ -940,7 +940,7 @@ in
         failed = failedAssertions c;
         inherit (c.networking) hostName;
         baseName = c.image.baseName;
-        zfs = c.boot.supportedFilesystems.zfs;
+        filesystems = builtins.attrNames (lib.filterAttrs (_: on: on) c.boot.supportedFilesystems);
         tmpfs = c.boot.tmp.useTmpfs;
         root = c.fileSystems."/".options;
         watchdog = c.systemd.settings.Manager.RuntimeWatchdogSec;
@@ -951,7 +951,10 @@ in
       failed = [ ];
       hostName = "nxdns-pi";
       baseName = "nxdns-pi";
-      zfs = false;
+      filesystems = [
+        "ext4"
+        "vfat"
+      ];
       tmpfs = true;
       root = [ "noatime" ];
       watchdog = "20s";
@@ -959,6 +962,143 @@ in
       clockWait = true;
     };
   };
+
+  # The image carries what a Pi booting from its SD card needs, not what
+  # installation media carry: no profiles/base.nix (its rescue tools and
+  # file systems), no all-hardware drivers or firmware, no generic PC
+  # modules in the initrd. The stand-ins under stubs/modules add exactly
+  # those when imported or switched on, as nixpkgs' modules do.
+  testPiImageIsMinimal =
+    let
+      c = eval [
+        ../../hardware/pi4.nix
+        ../../hardware/appliance.nix
+      ];
+      names = map (p: p.name);
+    in
+    {
+      expr = {
+        supportedFilesystems = c.boot.supportedFilesystems;
+        initrd = c.boot.initrd.availableKernelModules;
+        allHardware = c.hardware.enableAllHardware;
+        firmware = c.hardware.enableRedistributableFirmware;
+        installerTools = builtins.filter (n: builtins.elem n [ "parted" "ddrescue" "cryptsetup" ]) (
+          names c.environment.systemPackages
+        );
+        defaultPackages = c.environment.defaultPackages;
+        fileSystems = lib.mapAttrs (_: fs: { inherit (fs) fsType options; }) c.fileSystems;
+        docs = c.documentation.enable;
+      };
+      expected = {
+        supportedFilesystems = {
+          ext4 = true;
+          vfat = true;
+        };
+        initrd = [
+          "mmc_block"
+          "sdhci_iproc"
+          "bcm2835"
+          "pcie_brcmstb"
+          "reset_raspberrypi"
+          "xhci_pci"
+          "dwc2"
+          "usbhid"
+          "hid_generic"
+          "ext4"
+        ];
+        allHardware = false;
+        firmware = false;
+        installerTools = [ ];
+        defaultPackages = [ ];
+        fileSystems = {
+          "/" = {
+            fsType = "ext4";
+            options = [ "noatime" ];
+          };
+          "/boot/firmware" = {
+            fsType = "vfat";
+            options = [
+              "nofail"
+              "noauto"
+            ];
+          };
+        };
+        docs = false;
+      };
+    };
+
+  # The boot chain: U-Boot reads extlinux.conf from the root partition; the
+  # firmware partition gets the Pi's firmware, config.txt, both boards'
+  # U-Boot, the Pi 4's armstub and device trees.
+  testPiImageBootChain =
+    let
+      c = eval [
+        ../../hardware/pi3.nix
+        ../../hardware/appliance.nix
+      ];
+      fw = c.sdImage.populateFirmwareCommands;
+    in
+    {
+      expr = {
+        grub = c.boot.loader.grub.enable;
+        extlinux = c.boot.loader.generic-extlinux-compatible.enable;
+        consoles = builtins.filter (lib.hasPrefix "console=") c.boot.kernelParams;
+        firmware = map (f: hasInfix f fw) [
+          "bootcode.bin"
+          "start*.elf"
+          "config.txt"
+          "u-boot-rpi3.bin"
+          "u-boot-rpi4.bin"
+          "armstub8-gic.bin"
+          "bcm2711-rpi-4-b.dtb"
+        ];
+        extlinuxConf = hasInfix "-d ./files/boot" c.sdImage.populateRootCommands;
+      };
+      expected = {
+        grub = false;
+        extlinux = true;
+        consoles = [
+          "console=ttyS1,115200n8"
+          "console=ttyAMA0,115200n8"
+          "console=tty0"
+        ];
+        firmware = [
+          true
+          true
+          true
+          true
+          true
+          true
+          true
+        ];
+        extlinuxConf = true;
+      };
+    };
+
+  # The stand-ins are live: importing nixpkgs' sd-image-aarch64.nix (and with
+  # it profiles/base.nix) instead brings the installer's file systems and
+  # tools back, so testPiImageIsMinimal would see them.
+  testPiImageStandInsDetectBaseProfile =
+    let
+      c = eval [
+        ./stubs/modules/installer/sd-card/sd-image-aarch64.nix
+        { system.stateVersion = "26.05"; }
+      ];
+    in
+    {
+      expr = {
+        zfs = c.boot.supportedFilesystems.zfs;
+        allHardware = c.hardware.enableAllHardware;
+        ahci = builtins.elem "ahci" c.boot.initrd.availableKernelModules;
+        parted = builtins.elem "parted" (map (p: p.name) c.environment.systemPackages);
+      };
+      expected = {
+        zfs = true;
+        allHardware = true;
+        ahci = true;
+        parted = true;
+      };
+    };
 
   testPi3ProfileEvaluates = {
     expr =
