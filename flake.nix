@@ -53,6 +53,10 @@
           inherit pkgs;
           nxdnsModule = self.nixosModules.default;
         };
+        clock = import ./vm-tests/clock.nix {
+          inherit pkgs;
+          nxdnsModule = self.nixosModules.default;
+        };
       };
     in
     {
@@ -110,6 +114,7 @@
             inherit (pkgs) lib;
           };
           vm-burst = (vmTestsFor pkgs).burst;
+          vm-clock = (vmTestsFor pkgs).clock;
         }
       );
 

@@ -40,31 +40,10 @@
 let
   tlsName = "upstream.nxdns.test";
 
-  # A throwaway CA and a server certificate for tlsName, made at build time.
-  pki =
-    pkgs.runCommand "nxdns-test-pki"
-      {
-        nativeBuildInputs = [ pkgs.openssl ];
-      }
-      ''
-        mkdir -p "$out"
-        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-          -days 3650 -subj "/CN=nxdns test CA" \
-          -addext "basicConstraints=critical,CA:TRUE" \
-          -addext "keyUsage=critical,keyCertSign,cRLSign" \
-          -keyout ca.key -out "$out/ca.pem"
-        openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-          -subj "/CN=${tlsName}" -keyout "$out/server.key" -out server.csr
-        cat > server.ext <<EOF
-        basicConstraints=critical,CA:FALSE
-        keyUsage=critical,digitalSignature
-        extendedKeyUsage=serverAuth
-        subjectAltName=DNS:${tlsName}
-        EOF
-        openssl x509 -req -in server.csr -CA "$out/ca.pem" -CAkey ca.key -set_serial 2 \
-          -days 3650 -extfile server.ext -out "$out/server.pem"
-        openssl verify -CAfile "$out/ca.pem" "$out/server.pem"
-      '';
+  pki = import ./test-pki.nix {
+    inherit pkgs;
+    names = [ tlsName ];
+  };
 
   # The default budgets, spelled out because the test measures against them.
   attemptMs = 2000;

@@ -101,18 +101,26 @@ in
         "module-eval"
         "nxdns"
         "vm-burst"
+        "vm-clock"
       ]
       [
         "module-eval"
         "nxdns"
         "vm-burst"
+        "vm-clock"
       ]
     ];
   };
 
   testVmTestName = {
-    expr = self.checks.x86_64-linux.vm-burst.test.name;
-    expected = "nxdns-burst";
+    expr = map (c: self.checks.x86_64-linux.${c}.test.name) [
+      "vm-burst"
+      "vm-clock"
+    ];
+    expected = [
+      "nxdns-burst"
+      "nxdns-clock"
+    ];
   };
 
   testNixosModuleIsAFunction = {
@@ -207,10 +215,15 @@ in
       {
         names = names given;
         burst = given.burst.test.name == self.checks.x86_64-linux.vm-burst.test.name;
+        clock = given.clock.test.name == self.checks.x86_64-linux.vm-clock.test.name;
       };
     expected = {
-      names = [ "burst" ];
+      names = [
+        "burst"
+        "clock"
+      ];
       burst = true;
+      clock = true;
     };
   };
 }

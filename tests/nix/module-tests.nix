@@ -1,4 +1,5 @@
-# Evaluation tests for nixos-module/ and hardware/clock.nix, in lib.runTests
+# Evaluation tests for nixos-module/ and the Pi profiles (hardware/; the clock
+# in clock-tests.nix), in lib.runTests
 # form (every attribute named test*; { expr; expected; }).
 #
 # The modules are evaluated with lib.evalModules against small stand-ins for
@@ -48,7 +49,6 @@ let
     map (o: o.name) (
       builtins.filter (o: o.visible && (o.description or null == null || o.description == "")) docs
     );
-  evalClock = modules: eval ([ ../../hardware/clock.nix ] ++ modules);
 
   failedAssertions =
     config: map (a: a.message) (builtins.filter (a: !a.assertion) config.assertions);
@@ -749,181 +749,6 @@ in
   testNotSystemResolverByDefault = {
     expr = (eval [ good ]).networking.nameservers;
     expected = [ ];
-  };
-
-  # ---- hardware/clock.nix (the no-RTC cure) --------------------------------
-
-  testClockTimeServersAreAddresses = {
-    expr =
-      let
-        servers = (evalClock [ good ]).networking.timeServers;
-      in
-      servers != [ ] && builtins.all helpers.isIP servers;
-    expected = true;
-  };
-
-  testClockTimeServersOverridable = {
-    expr = (evalClock [ { networking.timeServers = [ "192.168.1.1" ]; } ]).networking.timeServers;
-    expected = [ "192.168.1.1" ];
-  };
-
-  testClockNxdnsWaitsBounded = {
-    expr =
-      let
-        c = evalClock [ good ];
-        wait = c.systemd.services.nxdns-time-wait;
-        nx = c.systemd.services.nxdns;
-      in
-      {
-        nxdnsAfter = builtins.all (u: builtins.elem u nx.after) [
-          "nxdns-time-wait.service"
-          "time-sync.target"
-          "time-set.target"
-        ];
-        nxdnsWants = builtins.elem "nxdns-time-wait.service" nx.wants;
-        waitBefore = wait.before;
-        timeout = wait.serviceConfig.TimeoutStartSec;
-        # 4 default servers x 10 s + 5 s
-        bounded = hasInfix "seq 45" wait.script;
-      };
-    expected = {
-      nxdnsAfter = true;
-      nxdnsWants = true;
-      waitBefore = [ "time-sync.target" ];
-      timeout = "60s";
-      bounded = true;
-    };
-  };
-
-  testClockWaitOff = {
-    expr =
-      let
-        c = evalClock [
-          good
-          { nxdns.pi.clockWaitSec = 0; }
-        ];
-      in
-      {
-        unit = c.systemd.services ? nxdns-time-wait;
-        ordered = builtins.elem "nxdns-time-wait.service" c.systemd.services.nxdns.after;
-      };
-    expected = {
-      unit = false;
-      ordered = false;
-    };
-  };
-
-  testClockWaitNeedsTimesyncd = {
-    expr =
-      (evalClock [
-        good
-        { services.timesyncd.enable = false; }
-      ]).systemd.services ? nxdns-time-wait;
-    expected = false;
-  };
-
-  testClockFloor = {
-    expr =
-      let
-        c = evalClock [ { nxdns.pi.clockFloor = 1750000000; } ];
-        floor = c.systemd.services.nxdns-clock-floor;
-      in
-      {
-        setsFloor = hasInfix "floor=1750000000" floor.script;
-        early = floor.unitConfig.DefaultDependencies == false;
-        beforeTimesync = builtins.all (u: builtins.elem u floor.before) [
-          "time-set.target"
-          "systemd-timesyncd.service"
-        ];
-      };
-    expected = {
-      setsFloor = true;
-      early = true;
-      beforeTimesync = true;
-    };
-  };
-
-  testClockFloorOffByDefault = {
-    expr = (evalClock [ ]).systemd.services ? nxdns-clock-floor;
-    expected = false;
-  };
-
-  # The clock must be settable without DNS (cure 3): a name in any list
-  # timesyncd reads brings back the DNS-before-clock loop.
-  testClockRejectsNameInTimeServers = {
-    expr = failsWith ".*networking.timeServers.*pool.ntp.org.*IP address.*" (evalClock [
-      good
-      { networking.timeServers = [ "162.159.200.1" "0.pool.ntp.org" ]; }
-    ]);
-    expected = true;
-  };
-
-  testClockRejectsNameInTimesyncdServers = {
-    expr = failsWith ".*services.timesyncd.servers.*time.example.*" (evalClock [
-      good
-      { services.timesyncd.servers = [ "time.example" ]; }
-    ]);
-    expected = true;
-  };
-
-  testClockRejectsNameInFallbackServers = {
-    expr = failsWith ".*services.timesyncd.fallbackServers.*ntp.example.*" (evalClock [
-      good
-      { services.timesyncd.fallbackServers = [ "ntp.example" ]; }
-    ]);
-    expected = true;
-  };
-
-  # null means systemd's compiled-in fallback list: names.
-  testClockRejectsNullFallbackServers = {
-    expr = failsWith ".*services.timesyncd.fallbackServers.*null.*" (evalClock [
-      good
-      { services.timesyncd.fallbackServers = null; }
-    ]);
-    expected = true;
-  };
-
-  testClockAddressesPassAssertions = {
-    expr = failedAssertions (evalClock [
-      good
-      {
-        networking.timeServers = [ "192.168.1.1" "2001:db8::123" ];
-        services.timesyncd.servers = [ "192.168.1.1" ];
-      }
-    ]);
-    expected = [ ];
-  };
-
-  # timesyncd gives each server 10 s before the next (TIMEOUT_USEC in
-  # timesyncd-manager.c) and sends nothing until the network is online: the
-  # wait covers one pass over the list and starts at network-online.
-  testClockWaitCoversOnePassOverTheServers = {
-    expr =
-      let
-        c = evalClock [
-          good
-          { nxdns.pi.timeServers = [ "192.0.2.1" "192.0.2.2" ]; }
-        ];
-        wait = c.systemd.services.nxdns-time-wait;
-      in
-      {
-        inherit (c.nxdns.pi) clockWaitSec;
-        afterOnline = builtins.elem "network-online.target" wait.after;
-        wantsOnline = builtins.elem "network-online.target" wait.wants;
-      };
-    expected = {
-      clockWaitSec = 25;
-      afterOnline = true;
-      wantsOnline = true;
-    };
-  };
-
-  testClockWarnsWhenWaitShorterThanOnePass = {
-    expr = builtins.any (w: hasInfix "shorter than one pass" w) (evalClock [
-      good
-      { nxdns.pi.clockWaitSec = 15; }
-    ]).warnings;
-    expected = true;
   };
 
   # ---- the Pi profiles, evaluated (hardware/common.nix, pi3.nix, pi4.nix) --

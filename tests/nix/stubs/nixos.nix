@@ -24,7 +24,10 @@
 #     hardware.enableAllHardware is on (hardware/all-hardware.nix), every
 #     fileSystems type in boot.supportedFilesystems (tasks/filesystems.nix),
 #     ext4 in the initrd for an ext4 file system (tasks/filesystems/ext.nix),
-#     perl/rsync/strace in environment.defaultPackages (config/system-path.nix).
+#     perl/rsync/strace in environment.defaultPackages (config/system-path.nix);
+#   - services.chrony as services/networking/ntp/chrony.nix declares it, and
+#     what it does when enabled: chronyd ordered after nss-lookup.target,
+#     timesyncd forced off.
 #
 # A option not declared here is an error in the module under test, as an
 # option NixOS lacks would be: declare it (from nixpkgs) when a module needs it.
@@ -115,6 +118,10 @@ let
       script = mkOption {
         type = types.lines;
         default = "";
+      };
+      path = mkOption {
+        type = types.listOf (types.oneOf [ types.package types.str ]);
+        default = [ ];
       };
       # nixos/lib/systemd-unit-options.nix
       restartTriggers = mkOption {
@@ -253,6 +260,10 @@ in
           "3.nixos.pool.ntp.org"
         ];
       };
+      hosts = mkOption {
+        type = types.attrsOf (types.listOf types.str);
+        default = { };
+      };
       dhcpcd.extraConfig = mkOption {
         type = types.lines;
         default = "";
@@ -276,6 +287,33 @@ in
       fallbackServers = mkOption {
         type = types.nullOr (types.listOf types.str);
         default = config.networking.timeServers;
+      };
+      extraConfig = mkOption {
+        type = types.lines;
+        default = "";
+      };
+    };
+    # nixos/modules/services/networking/ntp/chrony.nix
+    services.chrony = {
+      enable = bool false;
+      package = mkOption {
+        type = types.package;
+        default = pkgs.chrony;
+      };
+      servers = mkOption {
+        type = types.listOf types.str;
+        default = config.networking.timeServers;
+      };
+      serverOption = mkOption {
+        type = types.enum [ "iburst" "offline" ];
+        default = "iburst";
+      };
+      enableNTS = bool false;
+      initstepslew.enabled = bool true;
+      enableRTCTrimming = bool true;
+      extraFlags = mkOption {
+        type = types.listOf types.str;
+        default = [ ];
       };
       extraConfig = mkOption {
         type = types.lines;
@@ -406,6 +444,19 @@ in
   };
 
   config = lib.mkMerge [
+    (lib.mkIf config.services.chrony.enable {
+      services.timesyncd.enable = lib.mkForce false;
+      systemd.services.chronyd = {
+        wantedBy = [ "multi-user.target" ];
+        wants = [ "time-sync.target" ];
+        before = [ "time-sync.target" ];
+        after = [
+          "network.target"
+          "nss-lookup.target"
+        ];
+        conflicts = [ "systemd-timesyncd.service" ];
+      };
+    })
     (lib.mkIf config.boot.initrd.includeDefaultModules { boot.initrd.availableKernelModules = defaultInitrdModules; })
     (lib.mkIf config.hardware.enableAllHardware {
       boot.initrd.availableKernelModules = allHardwareModules;

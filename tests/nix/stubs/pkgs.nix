@@ -114,6 +114,7 @@ let
       "knot-dns"
       "curl"
       "iproute2"
+      "chrony"
       # the Pi's boot chain (hardware/sd-image.nix)
       "raspberrypifw"
       "raspberrypi-armstubs"
