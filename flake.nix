@@ -45,10 +45,23 @@
       nativeAarch64 = {
         nixpkgs.hostPlatform = "aarch64-linux";
       };
+
+      # The NixOS VM tests (KVM), for a package set that has nxdns: the
+      # flake's checks and the package's passthru.tests are these.
+      vmTestsFor = pkgs: {
+        burst = import ./vm-tests/burst.nix {
+          inherit pkgs;
+          nxdnsModule = self.nixosModules.default;
+        };
+        clock = import ./vm-tests/clock.nix {
+          inherit pkgs;
+          nxdnsModule = self.nixosModules.default;
+        };
+      };
     in
     {
       overlays.default = final: prev: {
-        nxdns = final.callPackage ./package.nix { };
+        nxdns = final.callPackage ./package.nix { vmTests = vmTestsFor final; };
       };
 
       # Nix 2.8 (Debian 12) rejects a bare path here; a module value works everywhere.
@@ -100,10 +113,8 @@
             inherit pkgs;
             inherit (pkgs) lib;
           };
-          vm-burst = import ./vm-tests/burst.nix {
-            inherit pkgs;
-            nxdnsModule = self.nixosModules.default;
-          };
+          vm-burst = (vmTestsFor pkgs).burst;
+          vm-clock = (vmTestsFor pkgs).clock;
         }
       );
 

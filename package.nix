@@ -6,7 +6,8 @@
 # doCheck runs the unit tests (ctest label "unit": CppUTest and cmocka). The
 # loopback integration tests (label "integration") need dig/kdig and fixed
 # listening addresses, so they are not registered here; the NixOS VM tests in
-# vm-tests/ cover that ground on KVM machines.
+# vm-tests/ cover that ground on KVM machines (passthru.tests, given by the
+# flake as `vmTests`).
 {
   lib,
   stdenv,
@@ -19,6 +20,9 @@
   libmicrohttpd,
   cpputest,
   cmocka,
+  # name -> VM test derivation; the flake passes vm-tests/ here so that
+  # `nix build .#nxdns.tests.burst` and nixpkgs-style tooling find them.
+  vmTests ? { },
 }:
 
 let
@@ -47,7 +51,16 @@ let
   cmakeLists = builtins.readFile ./CMakeLists.txt;
   versionMatch = builtins.match ".*project\\(nxdns VERSION ([0-9.]+)[ )].*" cmakeLists;
   version = if versionMatch == null then "0.0.0" else builtins.head versionMatch;
+
+  # The code speaks the mbedTLS 2.28 and 3.6 APIs (behind version guards).
+  # mbedTLS 4 removes the legacy crypto and X.509 calls it makes, so a
+  # nixpkgs whose `mbedtls` is 4.x must fail here, at evaluation, with the
+  # remedy, not hours later in a cross build. In nixpkgs 26.05 `mbedtls` is
+  # 3.6 LTS and 4.x is the separate `mbedtls_4`.
+  mbedtlsMajor = lib.versions.major (mbedtls.version or "0");
 in
+assert lib.assertMsg (builtins.elem mbedtlsMajor [ "2" "3" ])
+  "nxdns needs mbedTLS 2.28 or 3.6; this nixpkgs gives mbedtls ${mbedtls.version or "(no version)"}: call package.nix with `mbedtls` set to a 3.6 package";
 stdenv.mkDerivation (finalAttrs: {
   pname = "nxdns";
   inherit version;
@@ -57,6 +70,11 @@ stdenv.mkDerivation (finalAttrs: {
     src = lib.cleanSource ./.;
     filter = wanted;
   };
+
+  # Build tools in nativeBuildInputs, libraries in buildInputs, and nothing
+  # found by accident across the two: what a cross build (x86_64 -> aarch64)
+  # needs to be right.
+  strictDeps = true;
 
   nativeBuildInputs = [
     cmake
@@ -99,7 +117,13 @@ stdenv.mkDerivation (finalAttrs: {
     install -Dm644 "$src/examples/nxdns.yaml" "$out/share/doc/nxdns/nxdns.yaml"
   '';
 
+  passthru.tests = vmTests;
+
   meta = {
+    # No license and no homepage are declared: the repository carries no
+    # LICENSE file and has no published home. maintainers is empty because
+    # the package lives in this repository, not in nixpkgs' maintainer list.
+    maintainers = [ ];
     description = "DNS forwarder for a home appliance: plain DNS in, DNS over TLS and HTTPS out";
     longDescription = ''
       nxdns answers plain DNS (UDP and TCP) on the LAN and forwards each query

@@ -2,35 +2,38 @@
 # clock wherever the software puts it, DoT certificate checks fail while that
 # is before a certificate's notBefore, and the usual way to set the clock
 # (NTP to *.pool.ntp.org) needs DNS, which on this appliance is nxdns, which
-# needs a valid certificate check. The loop is cut in four places:
+# needs a valid certificate check. Plain NTP is also unauthenticated: anyone
+# on the path can move the clock, and a clock moved back makes an expired
+# (or revoked and expired) certificate valid again. The loop is cut, and the
+# time authenticated, in five places:
 #
 #  1. A floor: at boot, before anything looks at the time, the clock is raised
 #     to `nxdns.pi.clockFloor` (the flake passes the commit time of the tree
 #     the image was built from) if it is earlier. A fresh image never starts
 #     in 1970.
-#  2. A persisted clock (the fake-hwclock idea), done by systemd-timesyncd
-#     itself: it saves the time to /var/lib/systemd/timesync/clock every
-#     minute and at shutdown, and at start moves the clock forward to that
-#     file's time. time-set.target is reached after that; nxdns is ordered
-#     after it (in the module). After a normal reboot the clock is right to a
-#     few seconds; after power loss, behind by the time the Pi was off.
-#  3. NTP without DNS: the time servers are IP addresses, so the first sync
-#     needs neither nxdns nor any other resolver.
-#     Enforced: an assertion rejects a name in networking.timeServers,
-#     services.timesyncd.servers or .fallbackServers (and a null fallback
-#     list, which means systemd's compiled-in list of names).
-#  4. A bounded wait: nxdns starts after the first NTP sync, or after
-#     `nxdns.pi.clockWaitSec` seconds without one (NTP blocked, servers
-#     down), whichever comes first. The wait starts when the network is
-#     online, because timesyncd sends nothing before that
-#     (manager_network_event_handler in systemd's timesyncd-manager.c), and
-#     by default covers one pass over the server list: timesyncd gives a
-#     silent server 10 s (TIMEOUT_USEC) before it tries the next, and after
-#     the last one it waits 30 s or more (its poll interval, from 32 s up,
-#     or ConnectionRetrySec=) before a second pass. A shorter wait is
-#     warned about. After the wait nxdns starts anyway, and a certificate
-#     rejected because the clock is behind its notBefore is reported as such
-#     (log, /api/health, nxdns_upstream_tls_clock_behind_total) and verified
+#  2. A persisted clock: chronyd -s sets the clock, when it starts, to the
+#     time its drift file was last written (chronyd(8)); chrony rewrites that
+#     file while it runs and when it stops. After a normal reboot the clock
+#     is close; after power loss, behind by the time the Pi was off.
+#  3. Authenticated time without DNS: chrony with NTS (RFC 8915) to the
+#     servers in `nxdns.pi.ntsServers`. Their names are pinned to addresses
+#     in /etc/hosts, so chrony finds them without a resolver, and NTS-KE
+#     still verifies each server's certificate against its name (chrony
+#     verifies an address only when the certificate lists it, which public
+#     NTS servers' certificates do not promise). `authselectmode require`:
+#     unauthenticated sources never set the clock. `nocerttimecheck 1`: the
+#     first NTS-KE handshake may verify the certificate chain and name without
+#     its validity dates, since the clock it would compare them with is the
+#     one being set; after the first clock update the dates are checked.
+#     Enforced: every chrony server is an address or a pinned name.
+#  4. A bounded wait: nxdns starts after chrony's first synchronisation, or
+#     after `nxdns.pi.clockWaitSec` seconds without one (NTS blocked, servers
+#     down), whichever comes first, counted from network-online. Until then
+#     port 53 is closed: the answer cache lives in memory and is empty at
+#     boot, so there is nothing to serve that needs no upstream.
+#  5. After the wait nxdns starts anyway, and a certificate rejected because
+#     the clock is behind its notBefore is reported as such (log,
+#     /api/health, nxdns_upstream_certificate_clock_behind) and verified
 #     again as soon as the clock steps (the daemon's clock-step watcher).
 {
   config,
@@ -43,55 +46,50 @@ let
   cfg = config.nxdns.pi;
   helpers = import ../nixos-module/lib.nix { inherit lib; };
 
-  # timesyncd-manager.c: TIMEOUT_USEC, how long one server may stay silent.
-  serverTimeoutSec = 10;
-  onePassSec = serverTimeoutSec * builtins.length cfg.timeServers;
+  chronyOn = config.services.chrony.enable;
+  pinned = builtins.attrNames cfg.ntsServers;
+  unresolvable = builtins.filter (s: !helpers.isIP s && !(builtins.elem s pinned)) config.services.chrony.servers;
+  badAddresses = lib.filter (a: !helpers.isIP a) (lib.concatLists (builtins.attrValues cfg.ntsServers));
 
-  # Every list timesyncd reads, with the option it came from; null lists
-  # are not read (except the fallback, checked on its own below).
-  timeLists = lib.filterAttrs (_: v: v != null) {
-    "networking.timeServers" = config.networking.timeServers;
-    "services.timesyncd.servers" = config.services.timesyncd.servers;
-    "services.timesyncd.fallbackServers" = config.services.timesyncd.fallbackServers;
-  };
-  nameAssertions = lib.mapAttrsToList (
-    option: servers:
-    let
-      names = builtins.filter (s: !helpers.isIP s) servers;
-    in
-    {
-      assertion = names == [ ];
-      message = "${option}: ${builtins.toJSON names} must be IP addresses on an nxdns appliance without RTC (hardware/clock.nix): resolving an NTP server name needs DNS, DNS here is nxdns, and nxdns needs a set clock to verify certificates.";
-    }
-  ) timeLists;
+  # /etc/hosts: address -> names.
+  hosts = lib.foldlAttrs (
+    acc: name: addresses:
+    lib.foldl' (a: address: a // { ${address} = (a.${address} or [ ]) ++ [ name ]; }) acc addresses
+  ) { } cfg.ntsServers;
 in
 {
   options.nxdns.pi = {
-    timeServers = mkOption {
-      type = types.listOf types.str;
-      # Cloudflare (anycast, no leap smear) and NIST Gaithersburg. Addresses,
-      # not names: see 3. above. Prefer the router's NTP service if it has one.
-      default = [
-        "162.159.200.1"
-        "162.159.200.123"
-        "129.6.15.28"
-        "129.6.15.29"
-      ];
+    ntsServers = mkOption {
+      type = types.attrsOf (types.nonEmptyListOf types.str);
+      # Cloudflare's NTS service (anycast; no leap smear), at the two
+      # addresses time.cloudflare.com resolves to.
+      default = {
+        "time.cloudflare.com" = [
+          "162.159.200.1"
+          "162.159.200.123"
+        ];
+      };
+      example = {
+        "nts.netnod.se" = [ "192.0.2.10" ];
+      };
       description = ''
-        NTP servers for systemd-timesyncd, as IP addresses so that setting
-        the clock needs no DNS. Becomes `networking.timeServers`.
+        NTS (authenticated NTP) servers: the name their certificate carries,
+        mapped to their IP addresses. The names go to /etc/hosts with those
+        addresses, so chrony reaches them without DNS and verifies each
+        certificate against the name. Check a server's addresses when adding
+        it; a stale address only makes that server unreachable.
       '';
     };
 
     clockWaitSec = mkOption {
       type = types.ints.between 0 600;
-      default = onePassSec + 5;
-      defaultText = "10 s per entry of timeServers, + 5 s";
+      # NTS-KE (TCP and TLS: two or three round trips) and the four iburst
+      # requests chrony sends 2 s apart before the first update take under
+      # 10 s on a working path; 30 s leaves room for a retried handshake.
+      default = 30;
       description = ''
-        Longest time nxdns waits for the first NTP synchronisation, counted
-        from network-online, before it starts anyway. The default lets
-        systemd-timesyncd try every server once (it gives each 10 s). 0
-        disables the wait.
+        Longest time nxdns waits for chrony's first synchronisation, counted
+        from network-online, before it starts anyway. 0 disables the wait.
       '';
     };
 
@@ -106,23 +104,43 @@ in
   };
 
   config = {
-    networking.timeServers = lib.mkDefault cfg.timeServers;
-    services.timesyncd.enable = lib.mkDefault true;
+    networking.hosts = hosts;
 
-    assertions = mkIf config.services.timesyncd.enable (
-      nameAssertions
-      ++ [
-        {
-          assertion = config.services.timesyncd.fallbackServers != null;
-          message = "services.timesyncd.fallbackServers: null would make timesyncd fall back to systemd's compiled-in servers, which are names (see hardware/clock.nix); give IP addresses or [ ].";
-        }
-      ]
-    );
-    warnings = lib.optional (cfg.clockWaitSec > 0 && cfg.clockWaitSec < onePassSec) ''
-      nxdns.pi.clockWaitSec = ${toString cfg.clockWaitSec} is shorter than one pass of
-      systemd-timesyncd over nxdns.pi.timeServers (${toString onePassSec} s: 10 s per server);
-      nxdns may start before the servers further down the list were tried.
-    '';
+    services.chrony = {
+      enable = lib.mkDefault true;
+      enableNTS = true;
+      servers = lib.mkDefault pinned;
+      # initstepslew measures with plain NTP; makestep below steps on
+      # authenticated samples instead.
+      initstepslew.enabled = false;
+      # No RTC to track or trim.
+      enableRTCTrimming = false;
+      extraFlags = [ "-s" ];
+      extraConfig = ''
+        authselectmode require
+        nocerttimecheck 1
+        makestep 1 3
+      '';
+    };
+
+    # NixOS orders chronyd after nss-lookup.target, which nxdns (the
+    # resolver) is before, and nxdns waits for chronyd: a cycle. chronyd
+    # needs no resolver here (point 3 above).
+    systemd.services.chronyd = mkIf chronyOn {
+      after = lib.mkForce [ "network.target" ];
+      before = [ "time-set.target" ];
+    };
+
+    assertions = mkIf chronyOn [
+      {
+        assertion = unresolvable == [ ];
+        message = "services.chrony.servers: ${builtins.toJSON unresolvable} need DNS, and DNS on an nxdns appliance without RTC needs a set clock (hardware/clock.nix): give IP addresses, or add the name with its addresses to nxdns.pi.ntsServers.";
+      }
+      {
+        assertion = badAddresses == [ ];
+        message = "nxdns.pi.ntsServers: ${builtins.toJSON badAddresses} are not IP addresses.";
+      }
+    ];
 
     systemd.services.nxdns-clock-floor = mkIf (cfg.clockFloor > 0) {
       description = "Raise the clock to the image's floor (no RTC)";
@@ -130,7 +148,7 @@ in
       before = [
         "sysinit.target"
         "time-set.target"
-        "systemd-timesyncd.service"
+        "chronyd.service"
         "shutdown.target"
       ];
       conflicts = [ "shutdown.target" ];
@@ -149,12 +167,10 @@ in
       '';
     };
 
-    systemd.services.nxdns-time-wait = mkIf (cfg.clockWaitSec > 0 && config.services.timesyncd.enable) {
-      description = "Wait (bounded) for the first NTP synchronisation before nxdns";
-      # timesyncd sends its first request when the network is online; a
-      # wait counted from earlier could end before any server was asked.
+    systemd.services.nxdns-time-wait = mkIf (cfg.clockWaitSec > 0 && chronyOn) {
+      description = "Wait (bounded) for the first authenticated time synchronisation before nxdns";
       after = [
-        "systemd-timesyncd.service"
+        "chronyd.service"
         "network-online.target"
       ];
       wants = [
@@ -162,23 +178,21 @@ in
         "network-online.target"
       ];
       before = [ "time-sync.target" ];
+      path = [ config.services.chrony.package ];
       serviceConfig = {
         Type = "oneshot";
         RemainAfterExit = true;
         TimeoutStartSec = "${toString (cfg.clockWaitSec + 15)}s";
       };
-      # timesyncd touches this file on every successful synchronisation
-      # (systemd-timesyncd.service(8)).
+      # waitsync TRIES 0 0 1: once a second, until chronyd reports itself
+      # synchronised (max correction and skew not checked).
       script = ''
-        for _ in $(seq ${toString cfg.clockWaitSec}); do
-          if [ -e /run/systemd/timesync/synchronized ]; then exit 0; fi
-          sleep 1
-        done
-        echo "no NTP synchronisation within ${toString cfg.clockWaitSec} s of network-online; starting nxdns anyway (certificates newer than the clock fail verification, reported as clock-behind, until timesyncd sets it)"
+        if chronyc waitsync ${toString cfg.clockWaitSec} 0 0 1 >/dev/null; then exit 0; fi
+        echo "no authenticated time within ${toString cfg.clockWaitSec} s of network-online; starting nxdns anyway (certificates newer than the clock fail verification, reported as clock-behind, until chrony sets it)"
       '';
     };
 
-    systemd.services.nxdns = mkIf (config.services.nxdns.enable && cfg.clockWaitSec > 0 && config.services.timesyncd.enable) {
+    systemd.services.nxdns = mkIf (config.services.nxdns.enable && cfg.clockWaitSec > 0 && chronyOn) {
       wants = [ "nxdns-time-wait.service" ];
       after = [
         "nxdns-time-wait.service"

@@ -1,17 +1,17 @@
-# What every Raspberry Pi running nxdns shares: nixpkgs' generic aarch64 SD
-# image (Raspberry Pi firmware + U-Boot for the Pi 3 and the Pi 4, extlinux,
-# root partition grown to the card on first boot), the no-RTC clock handling,
-# and settings for an unattended appliance on an SD card.
+# What every Raspberry Pi running nxdns shares: the SD card image
+# (sd-image.nix: Raspberry Pi firmware + U-Boot for the Pi 3 and the Pi 4,
+# extlinux, root partition grown to the card on first boot, no installer
+# tools or all-hardware drivers), the no-RTC clock handling, and settings for
+# an unattended appliance on an SD card.
 {
   config,
   lib,
-  modulesPath,
   ...
 }:
 
 {
   imports = [
-    "${modulesPath}/installer/sd-card/sd-image-aarch64.nix"
+    ./sd-image.nix
     ./clock.nix
   ];
 
@@ -20,11 +20,11 @@
   image.baseName = lib.mkOverride 900 config.networking.hostName;
   sdImage.compressImage = lib.mkDefault true;
 
-  # The generic image profile enables ZFS where available; an appliance does
-  # not need it, and it is the slowest and most fragile part of a cross build.
-  boot.supportedFilesystems.zfs = lib.mkForce false;
   # Manuals are not read on an appliance; skip building them.
   documentation.enable = lib.mkDefault false;
+  # NixOS installs perl, rsync and strace on every system by default; the
+  # appliance is administered with nixos-rebuild from another machine.
+  environment.defaultPackages = lib.mkDefault [ ];
 
   # SD cards wear out: no access-time writes, a bounded journal.
   fileSystems."/".options = [ "noatime" ];

@@ -36,6 +36,11 @@ readonly E2E_PKGS=(dnsutils knot-dnsutils prometheus iproute2 procps python3 ngh
 # libclang-rt-14-dev, which clang-14 only Recommends; with
 # --no-install-recommends it must be named or -fsanitize=fuzzer fails to link.
 readonly FUZZ_PKGS=(clang-14 libclang-rt-14-dev)
+# The newest clang in bookworm builds the tree with warnings as errors
+# (scripts/test.sh, stage clang), so diagnostics that newer compilers add
+# fail here before they fail on a developer's machine or in nixpkgs. ccache
+# keeps that second full build cheap (the cross build uses it too).
+readonly CLANG_PKGS=(clang-16 ccache)
 # nix-instantiate/nix evaluate the flake, the NixOS module and the Pi
 # profiles; mypy and pyflakes check the VM tests' Python scripts as the NixOS
 # test driver does (scripts/nix-checks.sh).
@@ -61,9 +66,9 @@ readonly BENCH_PKGS=(unbound stubby knot-resolver dnsperf valgrind iproute2 proc
 # libc6/libstdc++6:arm64 give qemu-user the target's dynamic loader
 # (/lib/ld-linux-aarch64.so.1), so the tests run without `qemu -L` (mixing
 # the -cross sysroot's glibc with libc6:arm64 hangs at the first thread).
-# ccache serves the native and the cross build alike.
+# ccache (CLANG_PKGS) serves the cross build too.
 cross_packages() {
-  printf '%s\n' g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user-static ccache \
+  printf '%s\n' g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user-static \
     libc6:arm64 libstdc++6:arm64 \
     libmbedcrypto7:arm64 libmbedx509-1:arm64 libmbedtls14:arm64 \
     libcurl4:arm64 libmicrohttpd12:arm64 libgnutls28-dev:arm64 \
@@ -103,7 +108,7 @@ for arg in "$@"; do
 done
 
 packages=("${BUILD_PKGS[@]}" "${LIB_PKGS[@]}" "${UNIT_TEST_PKGS[@]}" "${E2E_PKGS[@]}"
-          "${FUZZ_PKGS[@]}" "${LINT_PKGS[@]}" "${BROWSER_PKGS[@]}")
+          "${FUZZ_PKGS[@]}" "${CLANG_PKGS[@]}" "${LINT_PKGS[@]}" "${BROWSER_PKGS[@]}")
 if (( want_cross )); then
   mapfile -t cross < <(cross_packages)
   if (( ${#cross[@]} == 0 )); then

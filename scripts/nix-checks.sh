@@ -4,7 +4,8 @@
 #
 #   1. every .nix file in the tree parses (nix-instantiate --parse);
 #   2. the Nix evaluation tests (tests/nix/: the NixOS module and its unit,
-#      the Pi profiles hardware/common.nix, pi3.nix, pi4.nix, clock.nix and
+#      the Pi profiles hardware/common.nix, sd-image.nix, pi3.nix, pi4.nix,
+#      clock.nix and
 #      the site configuration, evaluated with lib.evalModules against option
 #      declarations as strict as NixOS's; package.nix; the shape of
 #      flake.nix's outputs) run against a nixpkgs `lib`;

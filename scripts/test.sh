@@ -5,6 +5,7 @@
 #   main      gcc, mbedTLS 2.28 (Debian), warnings as errors: every ctest suite
 #   mbedtls3  the same suite against mbedTLS 3.6 built from Debian trixie's source
 #   asan      AddressSanitizer + UndefinedBehaviorSanitizer build of the suite
+#   clang     the whole tree built by clang-16, warnings as errors; unit tests
 #   fuzz      libFuzzer targets (clang-14), a bounded run each
 #   nix       every .nix file parses; NixOS module evaluation tests
 #   aarch64   cross-build with the Debian toolchain, suite under qemu-user
@@ -22,7 +23,7 @@ set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
-STAGES=${NXDNS_STAGES:-"main mbedtls3 asan fuzz nix aarch64"}
+STAGES=${NXDNS_STAGES:-"main mbedtls3 asan clang fuzz nix aarch64"}
 JOBS=${NXDNS_JOBS:-$(nproc)}
 OUT=$ROOT/build-ci
 mkdir -p "$OUT"
@@ -110,6 +111,33 @@ stage_mbedtls3() {
 stage_asan() {
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     configure_build_test "$OUT/asan" -DNXDNS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+}
+
+# The newest clang in bookworm (the fuzz stage's clang-14 builds only the
+# fuzz targets): a compiler's new warnings, as errors, show up here first.
+# Unit tests only: the integration suites add nothing a compiler can change
+# that the main stage does not already run. ccache (shared with the other
+# stages' machine-wide cache) keeps a repeated run to a few minutes.
+stage_clang() {
+  local cc=${NXDNS_CLANG_CC:-clang-16} cxx=${NXDNS_CLANG_CXX:-clang++-16} dir=$OUT/clang
+  if ! command -v "$cc" >/dev/null || ! command -v "$cxx" >/dev/null; then
+    echo "$cc / $cxx not found (scripts/install-deps.sh installs clang-16)"
+    return 1
+  fi
+  local launcher=()
+  if command -v ccache >/dev/null; then
+    export CCACHE_DIR=${NXDNS_CCACHE_DIR:-/var/cache/nxdns/ccache}
+    # CI clones into a new folder each run: BASEDIR + NOHASHDIR let those
+    # clones hit the same entries.
+    export CCACHE_BASEDIR=$ROOT CCACHE_NOHASHDIR=1
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  fi
+  echo "compiler: $("$cxx" --version | head -n1)"
+  CC=$cc CXX=$cxx cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNXDNS_WERROR=ON \
+    -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" "${launcher[@]}" >"$dir.configure.log" 2>&1 ||
+    { cat "$dir.configure.log"; return 1; }
+  cmake --build "$dir" -j"$JOBS" 2>&1 | grep -E "error|warning|Error" ; test "${PIPESTATUS[0]}" = 0 || return 1
+  (cd "$dir" && ctest -L unit --output-on-failure -j"$JOBS" --timeout 300)
 }
 
 stage_fuzz() { bash "$ROOT/scripts/fuzz.sh" "${NXDNS_FUZZ_SECONDS:-20}"; }

@@ -2,17 +2,33 @@
 # on three VMs.
 #
 #   upstream   unbound serving DNS over TLS (certificate from a test CA made
-#              below), answering every name under burst.test, with 20 ms of
-#              added latency on its interface (netem)
+#              below), answering every name under burst.test
 #   appliance  the nxdns module as shipped (DynamicUser, CAP_NET_BIND_SERVICE
-#              only, port 53) with that one DoT upstream
+#              only, port 53) with that one DoT upstream; a specialisation
+#              adds a second upstream entry (the reload case)
 #   client     `nxdns burst --gate cold|warm` (30 concurrent unique names;
 #              the gates are nxdns burst's own table), /metrics through
 #              promtool, dig
 #
+# The path between appliance and upstream has the 40 ms round trip the burst
+# gates were measured at (src/cli/burst_gates.hpp, gate_rtt_ms): netem adds
+# 20 ms to each direction, as egress delay on both ends -- on the upstream
+# for everything it sends (it talks to the appliance only), on the appliance
+# only for packets to the upstream (a prio qdisc whose third band holds the
+# netem, chosen by a u32 filter on the destination address). The
+# client-appliance hop stays undelayed: the gates are ratios of a burst to a
+# single query through the appliance, and latency on the client's own hop
+# would be added to both, which the loopback measurements never had.
+# Egress netem on both ends needs only sch_prio, sch_netem and cls_u32,
+# modules of every NixOS kernel; delaying ingress instead would need an ifb
+# device and a mirred redirect for the same effect.
+#
 # Also: SIGTERM drains a query in flight and exits cleanly; a WAN flap
 # (the driver's block()/unblock() on the upstream's link) gives SERVFAIL
-# within the budget, then answers again without a restart.
+# within the budget, then answers again without a restart. The unit's
+# `systemd-analyze security` exposure is held under a threshold. A
+# configuration switch that adds an upstream (switch-to-configuration test)
+# reloads the daemon in place and keeps the unchanged upstream's session.
 #
 # The script is type-checked (the driver's mypy step, offline by
 # scripts/nix-checks.sh): keep every function annotated.
@@ -24,35 +40,29 @@
 let
   tlsName = "upstream.nxdns.test";
 
-  # A throwaway CA and a server certificate for tlsName, made at build time.
-  pki =
-    pkgs.runCommand "nxdns-test-pki"
-      {
-        nativeBuildInputs = [ pkgs.openssl ];
-      }
-      ''
-        mkdir -p "$out"
-        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-          -days 3650 -subj "/CN=nxdns test CA" \
-          -addext "basicConstraints=critical,CA:TRUE" \
-          -addext "keyUsage=critical,keyCertSign,cRLSign" \
-          -keyout ca.key -out "$out/ca.pem"
-        openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-          -subj "/CN=${tlsName}" -keyout "$out/server.key" -out server.csr
-        cat > server.ext <<EOF
-        basicConstraints=critical,CA:FALSE
-        keyUsage=critical,digitalSignature
-        extendedKeyUsage=serverAuth
-        subjectAltName=DNS:${tlsName}
-        EOF
-        openssl x509 -req -in server.csr -CA "$out/ca.pem" -CAkey ca.key -set_serial 2 \
-          -days 3650 -extfile server.ext -out "$out/server.pem"
-        openssl verify -CAfile "$out/ca.pem" "$out/server.pem"
-      '';
+  pki = import ./test-pki.nix {
+    inherit pkgs;
+    names = [ tlsName ];
+  };
 
   # The default budgets, spelled out because the test measures against them.
   attemptMs = 2000;
   totalMs = 5000;
+
+  # Half the burst gates' round trip, added in each direction.
+  oneWayDelayMs = 20;
+
+  # `systemd-analyze security nxdns.service` must score at most this. The
+  # unit's directives, written to a unit file and scored offline by systemd
+  # 252 (`systemd-analyze security --offline=true`), give 1.4; the margin of
+  # 0.3 absorbs re-weighting in newer systemd releases. Dropping any one of
+  # SystemCallFilter (3.0), CapabilityBoundingSet (3.1), RestrictNamespaces
+  # (2.1), RestrictAddressFamilies (1.9) or DynamicUser (1.8) fails it.
+  maxExposure = "1.7";
+
+  # The specialisation's second entry: nothing listens there, and at
+  # priority 10 it is never tried while the first answers.
+  extraUpstreamPriority = 10;
 in
 pkgs.testers.runNixOSTest {
   name = "nxdns-burst";
@@ -81,6 +91,12 @@ pkgs.testers.runNixOSTest {
             num-threads = 1;
             # nxdns opens up to 8 sessions per upstream entry.
             incoming-num-tcp = 64;
+            # Sessions outlive the reload case's configuration switch: the
+            # server advertises (RFC 7828) and keeps a 120 s idle timeout,
+            # and nxdns closes at 80 % of an advertised one.
+            edns-tcp-keepalive = true;
+            edns-tcp-keepalive-timeout = 120000;
+            tcp-idle-timeout = 120000;
             # Every name under burst.test (what `nxdns burst` asks for)
             # gets the apex's records.
             local-zone = [ ''"burst.test." redirect'' ];
@@ -93,7 +109,12 @@ pkgs.testers.runNixOSTest {
       };
 
     appliance =
-      { config, nodes, ... }:
+      {
+        config,
+        lib,
+        nodes,
+        ...
+      }:
       {
         imports = [ nxdnsModule ];
         services.nxdns = {
@@ -118,6 +139,23 @@ pkgs.testers.runNixOSTest {
           };
         };
         networking.firewall.allowedTCPPorts = [ 8053 ];
+        environment.systemPackages = [ pkgs.iproute2 ];
+        # Test VMs leave switch-to-configuration out unless asked; the
+        # reload case switches into the specialisation and back.
+        system.switch.enable = true;
+        # The reload case: the same configuration plus one upstream entry,
+        # appended (mkAfter) so the first entry keeps index 0 and is
+        # unchanged for the daemon's reload plan.
+        specialisation.extra-upstream.configuration = {
+          services.nxdns.settings.upstreams = lib.mkAfter [
+            {
+              url = "tls://${nodes.client.networking.primaryIPAddress}:853";
+              tls_name = tlsName;
+              ca_file = "${pki}/ca.pem";
+              priority = extraUpstreamPriority;
+            }
+          ];
+        };
         # The appliance is its own resolver here; keep anything else on it
         # from opening an upstream session before the cold burst.
         services.timesyncd.enable = false;
@@ -139,6 +177,7 @@ pkgs.testers.runNixOSTest {
     { nodes, ... }:
     let
       applianceIP = nodes.appliance.networking.primaryIPAddress;
+      upstreamIP = nodes.upstream.networking.primaryIPAddress;
     in
     # Type-checked by the NixOS test driver (mypy --no-implicit-optional, the
     # machines typed as the driver's Machine class) and, offline, by
@@ -149,7 +188,10 @@ pkgs.testers.runNixOSTest {
       import re
 
       APPLIANCE = "${applianceIP}"
+      UPSTREAM = "${upstreamIP}"
       TOTAL_MS = ${toString totalMs}
+      ONE_WAY_MS = ${toString oneWayDelayMs}
+      MAX_EXPOSURE = ${maxExposure}
       SERIES = [
           "nxdns_upstream_in_flight",
           "nxdns_upstream_slots",
@@ -165,6 +207,33 @@ pkgs.testers.runNixOSTest {
           m = re.search(pattern, text, re.M)
           assert m is not None, f"/{pattern}/ not found in:\n{text}"
           return m.group(1)
+
+
+      def metric(text: str, name: str, **labels: str) -> float:
+          """The value of the series `name` whose labels include `labels`."""
+          for line in text.splitlines():
+              m = re.match(r"^(\w+)(?:\{(.*)\})? (\S+)$", line)
+              if m is None or m.group(1) != name:
+                  continue
+              have = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(2) or ""))
+              if all(have.get(k) == v for k, v in labels.items()):
+                  return float(m.group(3))
+          raise AssertionError(f"no {name} {labels} in /metrics:\n{text}")
+
+
+      def scrape() -> str:
+          return client.succeed(f"curl -sf http://{APPLIANCE}:8053/metrics")
+
+
+      def sessions(upstream: str = "0") -> dict[str, float]:
+          """Upstream `upstream`'s session counters, from one scrape."""
+          text = scrape()
+          return {
+              "open": metric(text, "nxdns_upstream_open_sessions", upstream=upstream),
+              "dialed": metric(text, "nxdns_upstream_connections_total", upstream=upstream),
+              "new": metric(text, "nxdns_upstream_exchanges_total", upstream=upstream, session="new"),
+              "reused": metric(text, "nxdns_upstream_exchanges_total", upstream=upstream, session="reused"),
+          }
 
 
       def burst(gate: str, extra: str = "") -> str:
@@ -190,6 +259,14 @@ pkgs.testers.runNixOSTest {
           return appliance.succeed(f"systemctl show -p {name} --value nxdns.service").strip()
 
 
+      def min_rtt_ms(ping_output: str) -> float:
+          return float(field(r"rtt min/avg/max/mdev = ([0-9.]+)/", ping_output))
+
+
+      def upstream_delay(ms: int) -> None:
+          upstream.succeed(f"tc qdisc change dev eth1 root netem delay {ms}ms")
+
+
       def answers_again(name: str) -> None:
           client.wait_until_succeeds(
               f"dig +tries=1 +time=10 @{APPLIANCE} {name} A | grep -q 'status: NOERROR'",
@@ -200,9 +277,22 @@ pkgs.testers.runNixOSTest {
       start_all()
       upstream.wait_for_unit("unbound.service")
       upstream.wait_for_open_port(853)
-      # Latency for everything the upstream sends: each TCP, TLS and DNS
-      # round trip to it costs 20 ms more.
-      upstream.succeed("tc qdisc add dev eth1 root netem delay 20ms")
+      # The gates' 40 ms round trip between appliance and upstream (see the
+      # header): 20 ms on everything the upstream sends ...
+      upstream.succeed(f"tc qdisc add dev eth1 root netem delay {ONE_WAY_MS}ms")
+      # ... and 20 ms on what the appliance sends to the upstream, and on
+      # nothing else it sends: band 1:1 (no delay) takes every priority,
+      # the filter moves the upstream's address to band 1:3 (netem).
+      appliance.succeed(
+          "tc qdisc add dev eth1 root handle 1: prio bands 3 priomap 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0",
+          f"tc qdisc add dev eth1 parent 1:3 handle 30: netem delay {ONE_WAY_MS}ms",
+          f"tc filter add dev eth1 parent 1: protocol ip prio 1 u32 match ip dst {UPSTREAM}/32 flowid 1:3",
+      )
+      # Proof of the path: both directions delayed between appliance and
+      # upstream (one would give half the round trip, a double filter 60 ms
+      # or more), neither between client and appliance.
+      rtt = min_rtt_ms(appliance.succeed(f"ping -c 5 -i 0.2 {UPSTREAM}"))
+      assert 2 * ONE_WAY_MS <= rtt < 3 * ONE_WAY_MS, f"appliance-upstream round trip {rtt} ms, want {2 * ONE_WAY_MS} ms"
 
       # Type=notify: active means the daemon said READY=1.
       appliance.wait_for_unit("nxdns.service")
@@ -223,7 +313,12 @@ pkgs.testers.runNixOSTest {
           # The privileged port is bound by the unprivileged process itself.
           sockets = appliance.succeed("ss -Hlnup 'sport = :53'; ss -Hlntp 'sport = :53'")
           assert f"pid={unit_property('MainPID')}," in sockets, f"nxdns does not hold port 53:\n{sockets}"
-          print(appliance.succeed("systemd-analyze security nxdns.service | tail -n 1"))
+          summary = appliance.succeed("systemd-analyze security --no-pager nxdns.service | tail -n 1")
+          exposure = float(field(r"Overall exposure level for nxdns\.service: ([0-9.]+)", summary))
+          assert exposure <= MAX_EXPOSURE, (
+              f"exposure {exposure} above {MAX_EXPOSURE}: a hardening directive was lost\n"
+              + appliance.succeed("systemd-analyze security --no-pager nxdns.service")
+          )
 
       with subtest("SIGTERM: a fresh start has no upstream session"):
           appliance.succeed("systemctl stop nxdns.service")
@@ -231,14 +326,19 @@ pkgs.testers.runNixOSTest {
           appliance.succeed("systemctl start nxdns.service")
           appliance.wait_for_unit("nxdns.service")
 
+      rtt = min_rtt_ms(client.succeed(f"ping -c 5 -i 0.2 {APPLIANCE}"))
+      assert rtt < ONE_WAY_MS, f"client-appliance round trip {rtt} ms: the client's hop is delayed too"
       with subtest("cold burst: 30 unique names, no session yet, no staircase"):
+          # A cold burst on an open session would measure the warm case.
+          before = sessions()
+          assert before["open"] == 0 and before["dialed"] == 0, f"a session exists before the cold burst: {before}"
           burst("cold", "--cold")
 
       with subtest("warm burst: sessions reused, ~ one query's latency"):
           burst("warm")
 
       with subtest("/metrics shows the upstream queue and passes promtool"):
-          metrics = client.succeed(f"curl -sf http://{APPLIANCE}:8053/metrics")
+          metrics = scrape()
           values = {s: float(field(rf"^{s}\{{[^}}]*\}} (\S+)", metrics)) for s in SERIES}
           print(values)
           assert values["nxdns_upstream_slots"] == 8, f"slots: {values}"
@@ -254,7 +354,7 @@ pkgs.testers.runNixOSTest {
           dig("drain-warmup.burst.test")  # a session is open
           # 1.5 s per upstream answer: the query is surely in flight when
           # SIGTERM arrives, and well inside the drain deadline (total + 0.5 s).
-          upstream.succeed("tc qdisc change dev eth1 root netem delay 1500ms")
+          upstream_delay(1500)
           client.succeed(
               f"(dig +tries=1 +time=10 @{APPLIANCE} in-flight.burst.test A > /tmp/drain.out 2>&1 &)"
           )
@@ -265,7 +365,7 @@ pkgs.testers.runNixOSTest {
           print(client.succeed("cat /tmp/drain.out"))
           log = appliance.succeed("journalctl -u nxdns.service --no-pager | grep 'draining' | tail -n 1")
           assert int(field(r"draining (\d+) in-flight", log)) >= 1, f"no query was drained: {log}"
-          upstream.succeed("tc qdisc change dev eth1 root netem delay 20ms")
+          upstream_delay(ONE_WAY_MS)
           appliance.succeed("systemctl start nxdns.service")
           appliance.wait_for_unit("nxdns.service")
           answers_again("after-drain.burst.test")
@@ -297,5 +397,27 @@ pkgs.testers.runNixOSTest {
           upstream.wait_for_open_port(853)
           answers_again("after-restart.burst.test")
           assert unit_property("MainPID") == pid, "nxdns was restarted"
+    
+      with subtest("reload (switch-to-configuration): the unchanged upstream keeps its session"):
+          pid = unit_property("MainPID")
+          dig("before-switch.burst.test")  # upstream 0 has a session now
+          before = sessions()
+          assert before["open"] >= 1, f"no session before the switch: {before}"
+          appliance.succeed("/run/booted-system/specialisation/extra-upstream/bin/switch-to-configuration test")
+          log = appliance.succeed("journalctl -u nxdns.service --no-pager | grep 'reload' | tail -n 3")
+          assert "1 kept, 0 drained, 1 started" in log, f"the switch did not reload as planned:\n{log}"
+          assert unit_property("MainPID") == pid, "the switch restarted nxdns instead of reloading it"
+          dig("after-switch.burst.test")
+          after = sessions()
+          assert after["dialed"] == before["dialed"], f"upstream 0 dialed again: {before} -> {after}"
+          assert after["reused"] > before["reused"] and after["new"] == before["new"], (
+              f"the query after the switch did not reuse the session: {before} -> {after}"
+          )
+          # And back: the added entry drains, the first one still stays.
+          appliance.succeed("/run/booted-system/bin/switch-to-configuration test")
+          dig("after-switch-back.burst.test")
+          back = sessions()
+          assert back["dialed"] == before["dialed"], f"upstream 0 dialed again on the way back: {after} -> {back}"
+          assert unit_property("MainPID") == pid, "switching back restarted nxdns"
     '';
 }

@@ -3,7 +3,7 @@
 namespace nxdns::web {
 
 HistorySampler::HistorySampler(loop::Scheduler& sched, Read read)
-    : sched_(sched), read_(std::move(read)), last_(read_()), timer_(sched) {
+    : read_(std::move(read)), last_(read_()), timer_(sched) {
   timer_.arm(history_interval, [this] { tick(); });
 }
 

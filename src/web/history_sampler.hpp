@@ -25,7 +25,6 @@ class HistorySampler {
  private:
   void tick();
 
-  loop::Scheduler& sched_;
   Read read_;
   HistoryRing ring_;
   HistoryReading last_;

@@ -101,18 +101,26 @@ in
         "module-eval"
         "nxdns"
         "vm-burst"
+        "vm-clock"
       ]
       [
         "module-eval"
         "nxdns"
         "vm-burst"
+        "vm-clock"
       ]
     ];
   };
 
   testVmTestName = {
-    expr = self.checks.x86_64-linux.vm-burst.test.name;
-    expected = "nxdns-burst";
+    expr = map (c: self.checks.x86_64-linux.${c}.test.name) [
+      "vm-burst"
+      "vm-clock"
+    ];
+    expected = [
+      "nxdns-burst"
+      "nxdns-clock"
+    ];
   };
 
   testNixosModuleIsAFunction = {
@@ -195,5 +203,27 @@ in
   testDevShell = {
     expr = builtins.elem self.packages.x86_64-linux.nxdns self.devShells.x86_64-linux.default.args.inputsFrom;
     expected = true;
+  };
+
+  # The package's passthru.tests (package.nix's vmTests) are the flake's
+  # VM checks, under their short names.
+  testPackagePassthruVmTests = {
+    expr =
+      let
+        given = self.packages.x86_64-linux.nxdns.args.vmTests;
+      in
+      {
+        names = names given;
+        burst = given.burst.test.name == self.checks.x86_64-linux.vm-burst.test.name;
+        clock = given.clock.test.name == self.checks.x86_64-linux.vm-clock.test.name;
+      };
+    expected = {
+      names = [
+        "burst"
+        "clock"
+      ];
+      burst = true;
+      clock = true;
+    };
   };
 }

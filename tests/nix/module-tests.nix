@@ -1,4 +1,5 @@
-# Evaluation tests for nixos-module/ and hardware/clock.nix, in lib.runTests
+# Evaluation tests for nixos-module/ and the Pi profiles (hardware/; the clock
+# in clock-tests.nix), in lib.runTests
 # form (every attribute named test*; { expr; expected; }).
 #
 # The modules are evaluated with lib.evalModules against small stand-ins for
@@ -26,7 +27,28 @@ let
       ++ modules;
     }).config;
   eval = evalWith defaultPkgs;
-  evalClock = modules: eval ([ ../../hardware/clock.nix ] ++ modules);
+
+  # Options that NixOS's manual (and `nixos-option`, search.nixos.org-style
+  # tooling) would show without a description: names, recursing into
+  # submodules (settings.upstreams.*.url and the like).
+  undocumented =
+    prefix: modules:
+    let
+      options =
+        (lib.evalModules {
+          specialArgs.modulesPath = toString ./stubs/modules;
+          modules = [
+            ./stubs/nixos.nix
+            ../../nixos-module
+            { _module.args.pkgs = defaultPkgs; }
+          ]
+          ++ modules;
+        }).options;
+      docs = lib.optionAttrSetToDocList (lib.attrByPath prefix { } options);
+    in
+    map (o: o.name) (
+      builtins.filter (o: o.visible && (o.description or null == null || o.description == "")) docs
+    );
 
   failedAssertions =
     config: map (a: a.message) (builtins.filter (a: !a.assertion) config.assertions);
@@ -243,6 +265,19 @@ in
       { knob = true; }
       3
     ];
+  };
+
+  # ---- option documentation ----------------------------------------------
+
+  testEveryModuleOptionDescribed = {
+    expr = {
+      nxdns = undocumented [ "services" "nxdns" ] [ ];
+      pi = undocumented [ "nxdns" "pi" ] [ ../../hardware/clock.nix ];
+    };
+    expected = {
+      nxdns = [ ];
+      pi = [ ];
+    };
   };
 
   # ---- the build-time check and the unit ----------------------------------
@@ -770,181 +805,6 @@ in
     expected = [ ];
   };
 
-  # ---- hardware/clock.nix (the no-RTC cure) --------------------------------
-
-  testClockTimeServersAreAddresses = {
-    expr =
-      let
-        servers = (evalClock [ good ]).networking.timeServers;
-      in
-      servers != [ ] && builtins.all helpers.isIP servers;
-    expected = true;
-  };
-
-  testClockTimeServersOverridable = {
-    expr = (evalClock [ { networking.timeServers = [ "192.168.1.1" ]; } ]).networking.timeServers;
-    expected = [ "192.168.1.1" ];
-  };
-
-  testClockNxdnsWaitsBounded = {
-    expr =
-      let
-        c = evalClock [ good ];
-        wait = c.systemd.services.nxdns-time-wait;
-        nx = c.systemd.services.nxdns;
-      in
-      {
-        nxdnsAfter = builtins.all (u: builtins.elem u nx.after) [
-          "nxdns-time-wait.service"
-          "time-sync.target"
-          "time-set.target"
-        ];
-        nxdnsWants = builtins.elem "nxdns-time-wait.service" nx.wants;
-        waitBefore = wait.before;
-        timeout = wait.serviceConfig.TimeoutStartSec;
-        # 4 default servers x 10 s + 5 s
-        bounded = hasInfix "seq 45" wait.script;
-      };
-    expected = {
-      nxdnsAfter = true;
-      nxdnsWants = true;
-      waitBefore = [ "time-sync.target" ];
-      timeout = "60s";
-      bounded = true;
-    };
-  };
-
-  testClockWaitOff = {
-    expr =
-      let
-        c = evalClock [
-          good
-          { nxdns.pi.clockWaitSec = 0; }
-        ];
-      in
-      {
-        unit = c.systemd.services ? nxdns-time-wait;
-        ordered = builtins.elem "nxdns-time-wait.service" c.systemd.services.nxdns.after;
-      };
-    expected = {
-      unit = false;
-      ordered = false;
-    };
-  };
-
-  testClockWaitNeedsTimesyncd = {
-    expr =
-      (evalClock [
-        good
-        { services.timesyncd.enable = false; }
-      ]).systemd.services ? nxdns-time-wait;
-    expected = false;
-  };
-
-  testClockFloor = {
-    expr =
-      let
-        c = evalClock [ { nxdns.pi.clockFloor = 1750000000; } ];
-        floor = c.systemd.services.nxdns-clock-floor;
-      in
-      {
-        setsFloor = hasInfix "floor=1750000000" floor.script;
-        early = floor.unitConfig.DefaultDependencies == false;
-        beforeTimesync = builtins.all (u: builtins.elem u floor.before) [
-          "time-set.target"
-          "systemd-timesyncd.service"
-        ];
-      };
-    expected = {
-      setsFloor = true;
-      early = true;
-      beforeTimesync = true;
-    };
-  };
-
-  testClockFloorOffByDefault = {
-    expr = (evalClock [ ]).systemd.services ? nxdns-clock-floor;
-    expected = false;
-  };
-
-  # The clock must be settable without DNS (cure 3): a name in any list
-  # timesyncd reads brings back the DNS-before-clock loop.
-  testClockRejectsNameInTimeServers = {
-    expr = failsWith ".*networking.timeServers.*pool.ntp.org.*IP address.*" (evalClock [
-      good
-      { networking.timeServers = [ "162.159.200.1" "0.pool.ntp.org" ]; }
-    ]);
-    expected = true;
-  };
-
-  testClockRejectsNameInTimesyncdServers = {
-    expr = failsWith ".*services.timesyncd.servers.*time.example.*" (evalClock [
-      good
-      { services.timesyncd.servers = [ "time.example" ]; }
-    ]);
-    expected = true;
-  };
-
-  testClockRejectsNameInFallbackServers = {
-    expr = failsWith ".*services.timesyncd.fallbackServers.*ntp.example.*" (evalClock [
-      good
-      { services.timesyncd.fallbackServers = [ "ntp.example" ]; }
-    ]);
-    expected = true;
-  };
-
-  # null means systemd's compiled-in fallback list: names.
-  testClockRejectsNullFallbackServers = {
-    expr = failsWith ".*services.timesyncd.fallbackServers.*null.*" (evalClock [
-      good
-      { services.timesyncd.fallbackServers = null; }
-    ]);
-    expected = true;
-  };
-
-  testClockAddressesPassAssertions = {
-    expr = failedAssertions (evalClock [
-      good
-      {
-        networking.timeServers = [ "192.168.1.1" "2001:db8::123" ];
-        services.timesyncd.servers = [ "192.168.1.1" ];
-      }
-    ]);
-    expected = [ ];
-  };
-
-  # timesyncd gives each server 10 s before the next (TIMEOUT_USEC in
-  # timesyncd-manager.c) and sends nothing until the network is online: the
-  # wait covers one pass over the list and starts at network-online.
-  testClockWaitCoversOnePassOverTheServers = {
-    expr =
-      let
-        c = evalClock [
-          good
-          { nxdns.pi.timeServers = [ "192.0.2.1" "192.0.2.2" ]; }
-        ];
-        wait = c.systemd.services.nxdns-time-wait;
-      in
-      {
-        inherit (c.nxdns.pi) clockWaitSec;
-        afterOnline = builtins.elem "network-online.target" wait.after;
-        wantsOnline = builtins.elem "network-online.target" wait.wants;
-      };
-    expected = {
-      clockWaitSec = 25;
-      afterOnline = true;
-      wantsOnline = true;
-    };
-  };
-
-  testClockWarnsWhenWaitShorterThanOnePass = {
-    expr = builtins.any (w: hasInfix "shorter than one pass" w) (evalClock [
-      good
-      { nxdns.pi.clockWaitSec = 15; }
-    ]).warnings;
-    expected = true;
-  };
-
   # ---- the Pi profiles, evaluated (hardware/common.nix, pi3.nix, pi4.nix) --
 
   testPi4ProfileEvaluates = {
@@ -959,7 +819,7 @@ in
         failed = failedAssertions c;
         inherit (c.networking) hostName;
         baseName = c.image.baseName;
-        zfs = c.boot.supportedFilesystems.zfs;
+        filesystems = builtins.attrNames (lib.filterAttrs (_: on: on) c.boot.supportedFilesystems);
         tmpfs = c.boot.tmp.useTmpfs;
         root = c.fileSystems."/".options;
         watchdog = c.systemd.settings.Manager.RuntimeWatchdogSec;
@@ -970,7 +830,10 @@ in
       failed = [ ];
       hostName = "nxdns-pi";
       baseName = "nxdns-pi";
-      zfs = false;
+      filesystems = [
+        "ext4"
+        "vfat"
+      ];
       tmpfs = true;
       root = [ "noatime" ];
       watchdog = "20s";
@@ -978,6 +841,143 @@ in
       clockWait = true;
     };
   };
+
+  # The image carries what a Pi booting from its SD card needs, not what
+  # installation media carry: no profiles/base.nix (its rescue tools and
+  # file systems), no all-hardware drivers or firmware, no generic PC
+  # modules in the initrd. The stand-ins under stubs/modules add exactly
+  # those when imported or switched on, as nixpkgs' modules do.
+  testPiImageIsMinimal =
+    let
+      c = eval [
+        ../../hardware/pi4.nix
+        ../../hardware/appliance.nix
+      ];
+      names = map (p: p.name);
+    in
+    {
+      expr = {
+        supportedFilesystems = c.boot.supportedFilesystems;
+        initrd = c.boot.initrd.availableKernelModules;
+        allHardware = c.hardware.enableAllHardware;
+        firmware = c.hardware.enableRedistributableFirmware;
+        installerTools = builtins.filter (n: builtins.elem n [ "parted" "ddrescue" "cryptsetup" ]) (
+          names c.environment.systemPackages
+        );
+        defaultPackages = c.environment.defaultPackages;
+        fileSystems = lib.mapAttrs (_: fs: { inherit (fs) fsType options; }) c.fileSystems;
+        docs = c.documentation.enable;
+      };
+      expected = {
+        supportedFilesystems = {
+          ext4 = true;
+          vfat = true;
+        };
+        initrd = [
+          "mmc_block"
+          "sdhci_iproc"
+          "bcm2835"
+          "pcie_brcmstb"
+          "reset_raspberrypi"
+          "xhci_pci"
+          "dwc2"
+          "usbhid"
+          "hid_generic"
+          "ext4"
+        ];
+        allHardware = false;
+        firmware = false;
+        installerTools = [ ];
+        defaultPackages = [ ];
+        fileSystems = {
+          "/" = {
+            fsType = "ext4";
+            options = [ "noatime" ];
+          };
+          "/boot/firmware" = {
+            fsType = "vfat";
+            options = [
+              "nofail"
+              "noauto"
+            ];
+          };
+        };
+        docs = false;
+      };
+    };
+
+  # The boot chain: U-Boot reads extlinux.conf from the root partition; the
+  # firmware partition gets the Pi's firmware, config.txt, both boards'
+  # U-Boot, the Pi 4's armstub and device trees.
+  testPiImageBootChain =
+    let
+      c = eval [
+        ../../hardware/pi3.nix
+        ../../hardware/appliance.nix
+      ];
+      fw = c.sdImage.populateFirmwareCommands;
+    in
+    {
+      expr = {
+        grub = c.boot.loader.grub.enable;
+        extlinux = c.boot.loader.generic-extlinux-compatible.enable;
+        consoles = builtins.filter (lib.hasPrefix "console=") c.boot.kernelParams;
+        firmware = map (f: hasInfix f fw) [
+          "bootcode.bin"
+          "start*.elf"
+          "config.txt"
+          "u-boot-rpi3.bin"
+          "u-boot-rpi4.bin"
+          "armstub8-gic.bin"
+          "bcm2711-rpi-4-b.dtb"
+        ];
+        extlinuxConf = hasInfix "-d ./files/boot" c.sdImage.populateRootCommands;
+      };
+      expected = {
+        grub = false;
+        extlinux = true;
+        consoles = [
+          "console=ttyS1,115200n8"
+          "console=ttyAMA0,115200n8"
+          "console=tty0"
+        ];
+        firmware = [
+          true
+          true
+          true
+          true
+          true
+          true
+          true
+        ];
+        extlinuxConf = true;
+      };
+    };
+
+  # The stand-ins are live: importing nixpkgs' sd-image-aarch64.nix (and with
+  # it profiles/base.nix) instead brings the installer's file systems and
+  # tools back, so testPiImageIsMinimal would see them.
+  testPiImageStandInsDetectBaseProfile =
+    let
+      c = eval [
+        ./stubs/modules/installer/sd-card/sd-image-aarch64.nix
+        { system.stateVersion = "26.05"; }
+      ];
+    in
+    {
+      expr = {
+        zfs = c.boot.supportedFilesystems.zfs;
+        allHardware = c.hardware.enableAllHardware;
+        ahci = builtins.elem "ahci" c.boot.initrd.availableKernelModules;
+        parted = builtins.elem "parted" (map (p: p.name) c.environment.systemPackages);
+      };
+      expected = {
+        zfs = true;
+        allHardware = true;
+        ahci = true;
+        parted = true;
+      };
+    };
 
   testPi3ProfileEvaluates = {
     expr =

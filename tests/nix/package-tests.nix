@@ -5,8 +5,12 @@
 
 let
   call =
-    { canExecute ? true }:
-    import ../../package.nix {
+    {
+      canExecute ? true,
+      mbedtlsVersion ? "3.6.7",
+      extra ? { },
+    }:
+    import ../../package.nix ({
       inherit lib;
       stdenv = {
         mkDerivation = f: lib.fix f;
@@ -16,13 +20,16 @@ let
       cmake = "cmake";
       pkg-config = "pkg-config";
       libevent = "libevent";
-      mbedtls = "mbedtls";
+      mbedtls = {
+        pname = "mbedtls";
+        version = mbedtlsVersion;
+      };
       curl = "curl";
       yaml-cpp = "yaml-cpp";
       libmicrohttpd = "libmicrohttpd";
       cpputest = "cpputest";
       cmocka = "cmocka";
-    };
+    } // extra);
   native = call { };
   cross = call { canExecute = false; };
 
@@ -46,7 +53,10 @@ in
       ];
       buildInputs = [
         "libevent"
-        "mbedtls"
+        {
+          pname = "mbedtls";
+          version = "3.6.7";
+        }
         "curl"
         "yaml-cpp"
         "libmicrohttpd"
@@ -140,5 +150,57 @@ in
         false
       ];
     };
+  };
+
+  # Cross builds put build tools and target libraries in different places;
+  # strictDeps makes a library listed as a tool (or the reverse) fail
+  # natively too, not only under cross.
+  testPackageStrictDeps = {
+    expr = native.strictDeps;
+    expected = true;
+  };
+
+  # mbedTLS 4 lacks the API the daemon uses: a nixpkgs that gives 4.x as
+  # `mbedtls` fails at evaluation, 2.28 and 3.6 pass.
+  testPackageMbedtlsVersions = {
+    expr = map (v: (builtins.tryEval (call { mbedtlsVersion = v; }).pname).success) [
+      "2.28.8"
+      "3.6.7"
+      "4.1.0"
+    ];
+    expected = [
+      true
+      true
+      false
+    ];
+  };
+
+  testPackageMeta = {
+    expr = {
+      inherit (native.meta) mainProgram maintainers;
+      platforms = native.meta.platforms == lib.platforms.linux;
+      described = builtins.stringLength native.meta.description > 0;
+      # No LICENSE file in the repository: nothing is claimed.
+      license = native.meta ? license;
+    };
+    expected = {
+      mainProgram = "nxdns";
+      maintainers = [ ];
+      platforms = true;
+      described = true;
+      license = false;
+    };
+  };
+
+  # passthru.tests is what the flake hands over as vmTests, unchanged.
+  testPackagePassthruTests = {
+    expr = [
+      native.passthru.tests
+      (call { extra.vmTests.burst = "vm-burst"; }).passthru.tests
+    ];
+    expected = [
+      { }
+      { burst = "vm-burst"; }
+    ];
   };
 }

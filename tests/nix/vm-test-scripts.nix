@@ -26,4 +26,8 @@ in
     inherit pkgs;
     nxdnsModule = { };
   }).test;
+  clock = render (import ../../vm-tests/clock.nix {
+    inherit pkgs;
+    nxdnsModule = { };
+  }).test;
 }

@@ -17,11 +17,26 @@
 #     to reject at boot;
 #   - the defaults that interact: networking.useNetworkd enables
 #     systemd.network, which sets services.resolved.enable = mkDefault true
-#     (nixos/modules/system/boot/networkd.nix), as NixOS does.
+#     (nixos/modules/system/boot/networkd.nix), as NixOS does;
+#   - what NixOS adds to an image's initrd and file systems by itself: the
+#     generic initrd modules while boot.initrd.includeDefaultModules is on
+#     (system/boot/kernel.nix), the installer's drivers while
+#     hardware.enableAllHardware is on (hardware/all-hardware.nix), every
+#     fileSystems type in boot.supportedFilesystems (tasks/filesystems.nix),
+#     ext4 in the initrd for an ext4 file system (tasks/filesystems/ext.nix),
+#     perl/rsync/strace in environment.defaultPackages (config/system-path.nix);
+#   - services.chrony as services/networking/ntp/chrony.nix declares it, and
+#     what it does when enabled: chronyd ordered after nss-lookup.target,
+#     timesyncd forced off.
 #
 # A option not declared here is an error in the module under test, as an
 # option NixOS lacks would be: declare it (from nixpkgs) when a module needs it.
-{ config, lib, ... }:
+{
+  config,
+  lib,
+  pkgs,
+  ...
+}:
 
 let
   inherit (lib) mkOption types;
@@ -104,6 +119,10 @@ let
         type = types.lines;
         default = "";
       };
+      path = mkOption {
+        type = types.listOf (types.oneOf [ types.package types.str ]);
+        default = [ ];
+      };
       # nixos/lib/systemd-unit-options.nix
       restartTriggers = mkOption {
         type = types.listOf unitOption;
@@ -143,11 +162,48 @@ let
   };
 
   fileSystem = {
-    options.options = mkOption {
-      type = types.nonEmptyListOf types.nonEmptyStr;
-      default = [ "defaults" ];
+    options = {
+      options = mkOption {
+        type = types.nonEmptyListOf types.nonEmptyStr;
+        default = [ "defaults" ];
+      };
+      device = mkOption {
+        type = types.nullOr types.nonEmptyStr;
+        default = null;
+      };
+      fsType = mkOption {
+        type = types.nonEmptyStr;
+        default = "auto";
+      };
     };
   };
+
+  bool = default: mkOption {
+    type = types.bool;
+    inherit default;
+  };
+  # A few of the generic modules system/boot/kernel.nix adds (the SATA and
+  # PC keyboard ones are what an ARM image has no use for).
+  defaultInitrdModules = [
+    "ahci"
+    "sata_nv"
+    "sd_mod"
+    "sr_mod"
+    "mmc_block"
+    "ehci_pci"
+    "xhci_pci"
+    "usbhid"
+    "hid_generic"
+  ];
+  # A few of hardware/all-hardware.nix's.
+  allHardwareModules = [
+    "ahci"
+    "ata_piix"
+    "3w-9xxx"
+    "nvme"
+    "virtio_pci"
+    "vmxnet3"
+  ];
 in
 {
   options = {
@@ -204,6 +260,10 @@ in
           "3.nixos.pool.ntp.org"
         ];
       };
+      hosts = mkOption {
+        type = types.attrsOf (types.listOf types.str);
+        default = { };
+      };
       dhcpcd.extraConfig = mkOption {
         type = types.lines;
         default = "";
@@ -227,6 +287,33 @@ in
       fallbackServers = mkOption {
         type = types.nullOr (types.listOf types.str);
         default = config.networking.timeServers;
+      };
+      extraConfig = mkOption {
+        type = types.lines;
+        default = "";
+      };
+    };
+    # nixos/modules/services/networking/ntp/chrony.nix
+    services.chrony = {
+      enable = bool false;
+      package = mkOption {
+        type = types.package;
+        default = pkgs.chrony;
+      };
+      servers = mkOption {
+        type = types.listOf types.str;
+        default = config.networking.timeServers;
+      };
+      serverOption = mkOption {
+        type = types.enum [ "iburst" "offline" ];
+        default = "iburst";
+      };
+      enableNTS = bool false;
+      initstepslew.enabled = bool true;
+      enableRTCTrimming = bool true;
+      extraFlags = mkOption {
+        type = types.listOf types.str;
+        default = [ ];
       };
       extraConfig = mkOption {
         type = types.lines;
@@ -286,6 +373,39 @@ in
       ) (types.attrsOf types.bool);
       default = { };
     };
+    boot.initrd.availableKernelModules = mkOption {
+      type = types.listOf types.str;
+      default = [ ];
+    };
+    boot.initrd.includeDefaultModules = bool true;
+    boot.kernelParams = mkOption {
+      # nixos/modules/system/boot/kernel.nix
+      type = types.listOf (types.strMatching ''([^"[:space:]]|"[^"]*")+'');
+      default = [ ];
+    };
+    boot.loader.grub.enable = bool true;
+    boot.loader.generic-extlinux-compatible = {
+      enable = bool false;
+      populateCmd = mkOption {
+        type = types.str;
+        readOnly = true;
+        default = "/nix/store/extlinux-conf-builder/bin/extlinux-conf-builder";
+      };
+    };
+    hardware.enableAllHardware = bool false;
+    hardware.enableRedistributableFirmware = bool false;
+    environment.defaultPackages = mkOption {
+      type = types.listOf types.package;
+      default = [
+        pkgs.perl
+        pkgs.rsync
+        pkgs.strace
+      ];
+    };
+    system.build.toplevel = mkOption {
+      type = types.str;
+      default = "/nix/store/0000000000000000000000000000000-nixos-system";
+    };
     boot.tmp.useTmpfs = mkOption {
       type = types.bool;
       default = false;
@@ -324,6 +444,30 @@ in
   };
 
   config = lib.mkMerge [
+    (lib.mkIf config.services.chrony.enable {
+      services.timesyncd.enable = lib.mkForce false;
+      systemd.services.chronyd = {
+        wantedBy = [ "multi-user.target" ];
+        wants = [ "time-sync.target" ];
+        before = [ "time-sync.target" ];
+        after = [
+          "network.target"
+          "nss-lookup.target"
+        ];
+        conflicts = [ "systemd-timesyncd.service" ];
+      };
+    })
+    (lib.mkIf config.boot.initrd.includeDefaultModules { boot.initrd.availableKernelModules = defaultInitrdModules; })
+    (lib.mkIf config.hardware.enableAllHardware {
+      boot.initrd.availableKernelModules = allHardwareModules;
+      hardware.enableRedistributableFirmware = true;
+    })
+    {
+      boot.supportedFilesystems = map (fs: fs.fsType) (builtins.attrValues config.fileSystems);
+    }
+    (lib.mkIf (builtins.any (fs: fs.fsType == "ext4") (builtins.attrValues config.fileSystems)) {
+      boot.initrd.availableKernelModules = [ "ext4" ];
+    })
     # nixos/modules/tasks/network-interfaces-systemd.nix
     (lib.mkIf config.networking.useNetworkd { systemd.network.enable = true; })
     # nixos/modules/system/boot/networkd.nix

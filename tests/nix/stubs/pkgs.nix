@@ -68,6 +68,7 @@ let
         name: env: buildCommand:
         fake name { inherit env buildCommand; };
       writeShellScript = name: text: fake name { inherit text; };
+      writeText = name: text: fake name { inherit text; };
       mkShell = args: fake "nix-shell" { inherit args; };
 
       callPackage =
@@ -113,6 +114,20 @@ let
       "knot-dns"
       "curl"
       "iproute2"
+      "chrony"
+      # the Pi's boot chain (hardware/sd-image.nix)
+      "raspberrypifw"
+      "raspberrypi-armstubs"
+      "ubootRaspberryPi3_64bit"
+      "ubootRaspberryPi4_64bit"
+      # NixOS's default packages and the installer's (stubs/nixos.nix,
+      # stubs/modules/profiles/base.nix)
+      "perl"
+      "rsync"
+      "strace"
+      "parted"
+      "ddrescue"
+      "cryptsetup"
     ] (n: fake n { })
     // {
       # promtool lives in the cli output.

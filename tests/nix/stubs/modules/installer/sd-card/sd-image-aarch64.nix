@@ -1,18 +1,14 @@
-# Stand-in for nixpkgs' nixos/modules/installer/sd-card/sd-image-aarch64.nix
-# (passed as modulesPath by tests/nix/module-tests.nix): the options of the
-# SD image that hardware/common.nix sets, with NixOS's types
-# (nixos/modules/image/file-options.nix, installer/sd-card/sd-image.nix).
+# Stand-in for nixpkgs' nixos/modules/installer/sd-card/sd-image-aarch64.nix:
+# as the real one, it brings the installer's profiles/base.nix along with
+# sd-image.nix. The Pi profiles must not import it (module-tests.nix checks
+# that nothing of base.nix reaches them).
 { lib, ... }:
 
 {
-  options = {
-    image.baseName = lib.mkOption {
-      type = lib.types.str;
-      default = "nixos-image";
-    };
-    sdImage.compressImage = lib.mkOption {
-      type = lib.types.bool;
-      default = true;
-    };
-  };
+  imports = [
+    ../../profiles/base.nix
+    ./sd-image.nix
+  ];
+  boot.loader.grub.enable = false;
+  boot.loader.generic-extlinux-compatible.enable = true;
 }
