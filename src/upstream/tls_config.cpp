@@ -124,8 +124,14 @@ std::unique_ptr<TlsClientConfig> TlsClientConfig::create(const std::optional<std
   // strongest-first (P-521 leads), so a server honouring our order would run
   // ECDHE on P-521: several times the CPU of X25519 for no gain at this
   // security level, paid on every one of a cold burst's parallel dials.
+  // mbedTLS 3.x's TLS 1.3 client sends one key share, for the first group,
+  // and every TLS 1.3 server must implement P-256 key exchange (RFC 8446
+  // section 9.1), so P-256 leads there: its ECDHE (key generation on the
+  // fixed base point, then one scalar multiplication) costs about
+  // 4 M instructions less than X25519's two Montgomery ladders, on full and
+  // resumed (psk_dhe_ke) handshakes alike.
 #if MBEDTLS_VERSION_MAJOR >= 3
-  static const std::uint16_t groups[] = {MBEDTLS_SSL_IANA_TLS_GROUP_X25519, MBEDTLS_SSL_IANA_TLS_GROUP_SECP256R1,
+  static const std::uint16_t groups[] = {MBEDTLS_SSL_IANA_TLS_GROUP_SECP256R1, MBEDTLS_SSL_IANA_TLS_GROUP_X25519,
                                          MBEDTLS_SSL_IANA_TLS_GROUP_SECP384R1, MBEDTLS_SSL_IANA_TLS_GROUP_NONE};
   mbedtls_ssl_conf_groups(&cfg->conf_, groups);
 #else
