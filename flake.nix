@@ -48,7 +48,8 @@
     in
     {
       overlays.default = final: prev: {
-        nxdns = final.callPackage ./package.nix { };
+        # mbedTLS with the handshake-CPU edits (nix/mbedtls.nix), for nxdns only.
+        nxdns = final.callPackage ./package.nix { mbedtls = final.callPackage ./nix/mbedtls.nix { }; };
       };
 
       # Nix 2.8 (Debian 12) rejects a bare path here; a module value works everywhere.
