@@ -61,7 +61,11 @@
     in
     {
       overlays.default = final: prev: {
-        nxdns = final.callPackage ./package.nix { vmTests = vmTestsFor final; };
+        # mbedTLS with the handshake-CPU edits (nix/mbedtls.nix), for nxdns only.
+        nxdns = final.callPackage ./package.nix {
+          vmTests = vmTestsFor final;
+          mbedtls = final.callPackage ./nix/mbedtls.nix { };
+        };
       };
 
       # Nix 2.8 (Debian 12) rejects a bare path here; a module value works everywhere.

@@ -6,7 +6,8 @@
 # section "cpu" counts them per query. Sourced by bench/run.sh after
 # tests/integration/lib.sh and bench/lib.sh; also runs alone:
 #
-#   bash bench/handshake_cpu.sh TREE...     (each TREE a build tree of nxdns)
+#   bash bench/handshake_cpu.sh TREE228 [TREE36]   (build trees of nxdns)
+#   HS_CHAINS="ecdsa rsa" HS_SERVERS=nxdns-2.28,nxdns-3.6 (the defaults)
 #
 # Method. One fixture (session tickets on, idle close after HS_IDLE_MS) and
 # one nxdns under callgrind, one DoT upstream, no added latency. Counters are
@@ -22,6 +23,17 @@
 # read back from nxdns_upstream_tls_handshakes_total, so a "reconnect" row
 # that did not resume says so. User-space instructions only (callgrind does
 # not see the kernel's TCP work); the fixture's own CPU is not counted.
+#
+# Each row runs once per certificate chain in HS_CHAINS (default "ecdsa
+# rsa"): ecdsa is the test PKI (P-256 CA and leaf), rsa an RSA-2048 CA and
+# leaf made by openssl, so the handshake's public-key work is measured both
+# with and without ECDSA verification. The "openssl" row is the same full
+# handshake done by OpenSSL's client (`openssl s_time -new`, TLS 1.3, chain
+# verified against the same CA), under callgrind for two durations: its
+# instructions per handshake are the difference of the two totals over the
+# difference of their handshake counts, so process start-up cancels out.
+# Its "Ir cold q" column is that figure; s_time's own user-CPU rate (not
+# under callgrind) is printed beside it.
 # Long enough that the cold and warm steps (callgrind_control takes a second
 # or two per dump on a loaded machine) finish on the one session.
 HS_IDLE_MS=${HS_IDLE_MS:-8000}
@@ -41,13 +53,50 @@ hs_pi_ms() {
     printf "%.1f..%.1f", ir * 1.0 / (1.5e9 * 1.5) * 1000, ir * 1.5 / (1.5e9 * 0.8) * 1000 }'
 }
 
-# handshake_once SERVER: one row of figures for one nxdns line.
-handshake_once() {
-  local srv=$1 mark addr http=18054 i cold warm recon burst full resumed base
+# hs_rsa_pki DIR NAME: ca.pem, server.pem, server.key (RSA-2048, SHA-256),
+# the layout nxdns-test-pki writes.
+hs_rsa_pki() {
+  local d=$1 name=$2
+  mkdir -p "$d"
+  openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days 3650 -keyout "$d/ca.key" -out "$d/ca.pem" \
+    -subj "/O=nxdns test/CN=nxdns test RSA CA" -addext "basicConstraints=critical,CA:TRUE" \
+    -addext "keyUsage=critical,keyCertSign" 2>/dev/null &&
+  openssl req -newkey rsa:2048 -nodes -sha256 -keyout "$d/server.key" -out "$d/server.csr" \
+    -subj "/O=nxdns test/CN=$name" 2>/dev/null &&
+  openssl x509 -req -sha256 -days 30 -in "$d/server.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
+    -extfile <(printf 'subjectAltName=DNS:%s\nbasicConstraints=CA:FALSE\n' "$name") -out "$d/server.pem" 2>/dev/null
+}
+
+# hs_openssl_once CHAIN: the "openssl" row (see the header).
+hs_openssl_once() {
+  local chain=$1 pki=$WORK/pki-$1 mark t n ir n1 ir1 n2 ir2 rate
   mark=$(pids_mark)
-  start_fixture hs "$WORK/pki" --session-tickets --idle-close-ms "$HS_IDLE_MS"
+  start_fixture hs "$pki"
+  for t in 3 9; do
+    n=$(valgrind --tool=callgrind "--callgrind-out-file=$WORK/hs-openssl-$chain-$t.out" --collect-systime=no \
+          openssl s_time -connect "127.0.0.1:$FIX_PORT_hs" -new -tls1_3 -verify 2 -CAfile "$pki/ca.pem" \
+          -time "$t" 2>/dev/null | sed -n 's/^\([0-9]*\) connections in.*/\1/p' | head -n1)
+    ir=$(ir_of "$WORK/hs-openssl-$chain-$t.out")
+    if [ "$t" = 3 ]; then n1=$n ir1=$ir; else n2=$n ir2=$ir; fi
+  done
+  rate=$(openssl s_time -connect "127.0.0.1:$FIX_PORT_hs" -new -tls1_3 -verify 2 -CAfile "$pki/ca.pem" -time 3 2>/dev/null |
+           sed -n 's/.*; *\([0-9.]*\) connections\/user sec.*/\1/p' | head -n1)
+  local per
+  per=$(awk -v a="$ir1" -v b="$ir2" -v m="$n1" -v k="$n2" 'BEGIN {
+    if (a == "" || b == "" || m == "" || k == "" || k <= m) print "-"; else printf "%.0f", (b - a) / (k - m) }')
+  printf '%-11s %-6s %-4s %-12s %-10s %-14s %-12s %-16s %-12s %-8s %s\n' openssl "$chain" "$(fixture_tls "$WORK/hs.stats")" \
+    "$per" - "$per" - - - - "handshakes=${n1:-?}+${n2:-?} user-cpu=$(awk -v r="$rate" 'BEGIN { if (r > 0) printf "%.3f ms/handshake", 1000 / r; else print "?" }')"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "openssl-$chain" "$per" - - "$(hs_pi_ms "$per")" - >>"$WORK/hs.tsv"
+  pids_release "$mark"
+}
+
+# handshake_once SERVER CHAIN: one row of figures for one nxdns line.
+handshake_once() {
+  local srv=$1 chain=$2 pki=$WORK/pki-$2 mark addr http=18054 i cold warm recon burst full resumed base
+  mark=$(pids_mark)
+  start_fixture hs "$pki" --session-tickets --idle-close-ms "$HS_IDLE_MS"
   addr=$(pick_loopback)
-  callgrind_server_start "$WORK/hs-$srv" "$srv" "$addr" 5300 "$FIX_PORT_hs" "$WORK/pki" "$http" ||
+  callgrind_server_start "$WORK/hs-$srv-$chain" "$srv" "$addr" 5300 "$FIX_PORT_hs" "$pki" "$http" ||
     { pids_release "$mark"; echo "$srv: did not start"; return; }
   # The HTTP surface answers before any DNS query (no upstream session yet).
   for i in $(seq 1 100); do curl -s -o /dev/null --max-time 1 "http://$addr:$http/api/health" && break; sleep 0.1; done
@@ -70,55 +119,66 @@ handshake_once() {
   resumed=$(hs_metric "$addr:$http" resumed)
   server_stop
   sleep 0.1
-  base=$(ls "$WORK/hs-$srv".*.1 2>/dev/null | head -n1)
+  base=$(ls "$WORK/hs-$srv-$chain".*.1 2>/dev/null | head -n1)
   base=${base%.1}
   cold=$(ir_of "$base.1")
   warm=$(ir_of "$base.2")
   recon=$(ir_of "$base.3")
   burst=$(ir_of "$base.4")
-  printf '%-11s %-4s %-12s %-10s %-14s %-12s %-16s %-12s %-8s %s\n' "$srv" "$(fixture_tls "$WORK/hs.stats")" \
+  printf '%-11s %-6s %-4s %-12s %-10s %-14s %-12s %-16s %-12s %-8s %s\n' "$srv" "$chain" "$(fixture_tls "$WORK/hs.stats")" \
     "${cold:--}" "${warm:--}" "$(hs_minus "$cold" "$warm")" "${recon:--}" "$(hs_minus "$recon" "$warm")" \
     "${burst:--}" "$(awk -v b="$burst" 'BEGIN { if (b == "") print "-"; else printf "%.0f", b / 30 }')" \
     "warm-on-1-session=$([ "$warm_accepts" = 1 ] && echo yes || echo "NO($warm_accepts)") full=${full:-?} resumed=${resumed:-?} accepts=$(stat "$WORK/hs.stats" accepts) fixture-resumptions=$(stat "$WORK/hs.stats" resumptions)"
-  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$srv" "$(hs_minus "$cold" "$warm")" "$(hs_minus "$recon" "$warm")" "$burst" \
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$srv-$chain" "$(hs_minus "$cold" "$warm")" "$(hs_minus "$recon" "$warm")" "$burst" \
     "$(hs_pi_ms "$(hs_minus "$cold" "$warm")")" "$(hs_pi_ms "$(hs_minus "$recon" "$warm")")" >>"$WORK/hs.tsv"
   if [ -f "$base.1" ]; then
-    cp "$base.1" "$OUT/callgrind-handshake-cold-$srv.out"
-    callgrind_annotate --inclusive=yes "$base.1" >"$OUT/profile-handshake-cold-$srv.txt" 2>/dev/null
-    callgrind_annotate --threshold=100 "$base.1" >"$OUT/profile-handshake-cold-$srv-self.txt" 2>/dev/null
+    cp "$base.1" "$OUT/callgrind-handshake-cold-$srv-$chain.out"
+    callgrind_annotate --inclusive=yes "$base.1" >"$OUT/profile-handshake-cold-$srv-$chain.txt" 2>/dev/null
+    callgrind_annotate --threshold=100 "$base.1" >"$OUT/profile-handshake-cold-$srv-$chain-self.txt" 2>/dev/null
   fi
   if [ -f "$base.3" ]; then
-    callgrind_annotate --threshold=100 "$base.3" >"$OUT/profile-handshake-reconnect-$srv-self.txt" 2>/dev/null
+    callgrind_annotate --threshold=100 "$base.3" >"$OUT/profile-handshake-reconnect-$srv-$chain-self.txt" 2>/dev/null
   fi
   pids_release "$mark"
 }
 
 section_handshake() {
-  make_pki "$WORK/pki" dot.test
+  local chain srv p
+  for chain in ${HS_CHAINS:-ecdsa rsa}; do
+    case $chain in
+      ecdsa) make_pki "$WORK/pki-ecdsa" dot.test ;;
+      rsa) hs_rsa_pki "$WORK/pki-rsa" dot.test || { echo "handshake: cannot make the RSA chain (openssl)"; return; } ;;
+      *) echo "handshake: unknown chain '$chain' in HS_CHAINS (ecdsa, rsa)"; return ;;
+    esac
+  done
   : >"$WORK/hs.tsv"
   echo
   echo "== handshake CPU: instructions in the daemon per cold handshake, per resumed reconnect, per one-session burst (callgrind)"
-  printf '%-11s %-4s %-12s %-10s %-14s %-12s %-16s %-12s %-8s %s\n' server TLS "Ir cold q" "Ir warm q" \
+  printf '%-11s %-6s %-4s %-12s %-10s %-14s %-12s %-16s %-12s %-8s %s\n' server chain TLS "Ir cold q" "Ir warm q" \
     "Ir handshake" "Ir reconn q" "Ir resumed hs" "Ir burst" "Ir/q" "check"
-  local srv
-  for srv in "${SRV_LIST[@]}"; do
-    [[ $srv == nxdns-* ]] || continue
-    handshake_once "$srv"
+  for chain in ${HS_CHAINS:-ecdsa rsa}; do
+    for srv in "${SRV_LIST[@]}"; do
+      [[ $srv == nxdns-* ]] || continue
+      handshake_once "$srv" "$chain"
+    done
+    command -v openssl >/dev/null && hs_openssl_once "$chain"
   done
   echo "handshake = cold (or reconnect) query - warm query; burst = 30 names on the one open session"
   echo "check: the daemon's handshake counters and the fixture's accepts/resumptions (reconnect must be resumed)"
+  echo "openssl: instructions per full handshake of openssl s_time -new (TLS 1.3), see bench/handshake_cpu.sh"
   echo
   echo "-- Pi 4 estimate (model: Cortex-A72 1.5 GHz, IPC 1.5..0.8, AArch64/x86-64 instructions 1.0..1.5):"
-  printf '%-11s %-22s %s\n' server "cold handshake ms" "resumed handshake ms"
-  awk -F'\t' '{ printf "%-11s %-22s %s\n", $1, $5, $6 }' "$WORK/hs.tsv"
+  printf '%-18s %-22s %s\n' server-chain "cold handshake ms" "resumed handshake ms"
+  awk -F'\t' '{ printf "%-18s %-22s %s\n", $1, $5, $6 }' "$WORK/hs.tsv"
   cp "$WORK/hs.tsv" "$OUT/handshake.tsv"
-  local p
-  for srv in "${SRV_LIST[@]}"; do
-    p="$OUT/profile-handshake-cold-$srv-self.txt"
-    [ -f "$p" ] || continue
-    echo
-    echo "-- $srv: top functions by own instructions, cold query (share of the window)"
-    top_functions "$p" 8
+  for chain in ${HS_CHAINS:-ecdsa rsa}; do
+    for srv in "${SRV_LIST[@]}"; do
+      p="$OUT/profile-handshake-cold-$srv-$chain-self.txt"
+      [ -f "$p" ] || continue
+      echo
+      echo "-- $srv, $chain chain: top functions by own instructions, cold query (share of the window)"
+      top_functions "$p" 8
+    done
   done
 }
 
@@ -139,6 +199,9 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   mkdir -p "$OUT"
   SRV_LIST=(nxdns-2.28)
   [ -n "$T36" ] && SRV_LIST+=(nxdns-3.6)
+  # HS_SERVERS=nxdns-3.6 measures one line only (e.g. two 3.6 builds of
+  # the library, one run each).
+  [ -n "${HS_SERVERS:-}" ] && IFS=, read -r -a SRV_LIST <<<"$HS_SERVERS"
   section_handshake
   echo "raw files: $OUT (KEEP_WORK=1 keeps them)"
 fi

@@ -6,14 +6,17 @@
 #   prefix=$(scripts/build-mbedtls3.sh)
 #   cmake -S . -B build-mbedtls3 -DMBEDTLS_ROOT="$prefix"
 #
-# Usage: scripts/build-mbedtls3.sh [--refresh] [--threading] [PREFIX]
+# Usage: scripts/build-mbedtls3.sh [--refresh] [--threading] [--fast-ecc] [PREFIX]
 #   PREFIX       install prefix (default $NXDNS_MBEDTLS3_PREFIX, else
-#                /var/cache/nxdns/mbedtls-3.6)
+#                /var/cache/nxdns/mbedtls-3.6, with --fast-ecc
+#                /var/cache/nxdns/mbedtls-3.6-fast-ecc)
 #   --refresh    re-read trixie's source index (network) and rebuild if a
 #                newer 3.6 source version is available
 #   --threading  also enable MBEDTLS_THREADING_C/_PTHREAD, as nixpkgs does
 #                (default: upstream's stock config, which is what Debian's
 #                source tree contains before debian/rules edits it)
+#   --fast-ecc   apply scripts/mbedtls-fast-ecc.sh (Everest's X25519; the
+#                same edits as the Nix override nix/mbedtls.nix)
 # Environment:
 #   NXDNS_MBEDTLS3_PREFIX   default prefix
 #   NXDNS_MBEDTLS3_VERSION  exact Debian source version to build (pin)
@@ -33,16 +36,24 @@ set -euo pipefail
 
 refresh=0
 threading=0
-prefix=${NXDNS_MBEDTLS3_PREFIX:-/var/cache/nxdns/mbedtls-3.6}
+fast_ecc=0
+prefix=
 for arg in "$@"; do
   case "$arg" in
     --refresh) refresh=1 ;;
     --threading) threading=1 ;;
-    -h|--help) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --fast-ecc) fast_ecc=1 ;;
+    -h|--help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "build-mbedtls3: unknown option: $arg" >&2; exit 2 ;;
     *) prefix=$arg ;;
   esac
 done
+# Its own default prefix: a cached stock prefix (CI's) and a fast-ecc one
+# never replace each other back and forth.
+if [[ -z "$prefix" ]]; then
+  prefix=${NXDNS_MBEDTLS3_PREFIX:-/var/cache/nxdns/mbedtls-3.6}
+  (( fast_ecc )) && prefix="$prefix-fast-ecc"
+fi
 [[ "$prefix" == /* ]] || prefix="$PWD/$prefix"
 prefix=${prefix%/}
 cache=${NXDNS_CACHE_DIR:-${prefix%/*}}
@@ -75,7 +86,14 @@ cmake_opts=(
   # Upstream's -Werror is tuned for their CI compilers, not for ours.
   -DMBEDTLS_FATAL_WARNINGS=OFF
 )
+# The edit list's content, not just the flag, goes into the stamp: a
+# changed list rebuilds the prefix.
+fast_ecc_script="$(cd "$(dirname "$0")" && pwd)/mbedtls-fast-ecc.sh"
 options="threading=$threading cmake=${cmake_opts[*]}"
+if (( fast_ecc )); then
+  [[ -r "$fast_ecc_script" ]] || die "$fast_ecc_script missing"
+  options="fast_ecc=$(sha256sum "$fast_ecc_script" | cut -c1-16) $options"
+fi
 stamp="$prefix/.nxdns-build-stamp"
 
 stamp_field() { sed -n "s/^$1=//p" "$stamp" 2>/dev/null | head -n 1; }
@@ -95,7 +113,7 @@ fi
 for tool in apt-get apt-cache dpkg-source cmake make cc flock; do
   command -v "$tool" >/dev/null || die "'$tool' not found (run scripts/install-deps.sh as root)"
 done
-(( threading )) && { command -v python3 >/dev/null || die "--threading needs python3"; }
+(( threading || fast_ecc )) && { command -v python3 >/dev/null || die "--threading and --fast-ecc need python3"; }
 
 if ! mkdir -p "$cache" "${prefix%/*}" 2>/dev/null || [[ ! -w "$cache" || ! -w "${prefix%/*}" ]]; then
   die "cannot write to $cache or ${prefix%/*} (run as root or pass a writable PREFIX)"
@@ -210,6 +228,9 @@ if (( threading )); then
   run python3 "$src/scripts/config.py" -f "$config_h" set MBEDTLS_THREADING_C
   run python3 "$src/scripts/config.py" -f "$config_h" set MBEDTLS_THREADING_PTHREAD
 fi
+if (( fast_ecc )); then
+  run bash "$fast_ecc_script" "$src"
+fi
 
 say "building mbedtls $want (-j$jobs)"
 run cmake -S "$src" -B "$work/build" "${cmake_opts[@]}"
@@ -242,6 +263,10 @@ EOF
 run cc -o "$work/smoke" "$work/smoke.c" -I"$staged/include" -L"$staged/lib" \
   -Wl,-rpath,"$staged/lib" -lmbedtls -lmbedx509 -lmbedcrypto
 libver=$("$work/smoke" 2>>"$log") || die "smoke test failed (see $log)"
+if (( fast_ecc )); then
+  grep -q '^#define MBEDTLS_ECDH_VARIANT_EVEREST_ENABLED$' "$staged/include/mbedtls/mbedtls_config.h" ||
+    die "--fast-ecc: the installed mbedtls_config.h lacks MBEDTLS_ECDH_VARIANT_EVEREST_ENABLED"
+fi
 [[ "$libver" == 3.6.* ]] || die "built library reports version '$libver', expected 3.6.x"
 
 {

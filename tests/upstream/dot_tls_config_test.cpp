@@ -2,8 +2,11 @@
 // and how a bad source fails (clearly, naming the file, without throwing).
 #include "upstream/tls_config.hpp"
 
+#include <mbedtls/version.h>
+
 #include <unistd.h>
 
+#include <cstdint>
 #include <string>
 
 #include "upstream/dot_test_server.hpp"
@@ -69,3 +72,27 @@ TEST(DotTlsConfig, ReportsTheLinkedLibrary) {
   CHECK_TRUE(v.find("TLS") != std::string::npos);
   CHECK_TRUE(v.find(nxdns::upstream::tls13_available() ? "3." : "2.") != std::string::npos);
 }
+
+#if MBEDTLS_VERSION_MAJOR >= 3
+// The TLS 1.3 client sends a key share for the first group only, so the
+// order decides the ECDHE it computes: the one this mbedTLS build does
+// cheaper first (X25519 with Everest, else P-256), then the other, P-384.
+TEST(DotTlsConfig, OffersTheCheapestKeyShareGroupFirst) {
+  nxdns::test::TestPki pki("dot.test");
+  nxdns::test::TempFile ca(pki.ca_pem);
+  std::string err;
+  auto cfg = TlsClientConfig::create(ca.path(), &err);
+  CHECK_TRUE(cfg != nullptr);
+  const std::uint16_t* groups = cfg->ssl_config()->MBEDTLS_PRIVATE(group_list);
+  CHECK_TRUE(groups != nullptr);
+#if defined(MBEDTLS_ECDH_VARIANT_EVEREST_ENABLED)
+  LONGS_EQUAL(MBEDTLS_SSL_IANA_TLS_GROUP_X25519, groups[0]);
+  LONGS_EQUAL(MBEDTLS_SSL_IANA_TLS_GROUP_SECP256R1, groups[1]);
+#else
+  LONGS_EQUAL(MBEDTLS_SSL_IANA_TLS_GROUP_SECP256R1, groups[0]);
+  LONGS_EQUAL(MBEDTLS_SSL_IANA_TLS_GROUP_X25519, groups[1]);
+#endif
+  LONGS_EQUAL(MBEDTLS_SSL_IANA_TLS_GROUP_SECP384R1, groups[2]);
+  LONGS_EQUAL(MBEDTLS_SSL_IANA_TLS_GROUP_NONE, groups[3]);
+}
+#endif
