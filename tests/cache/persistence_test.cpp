@@ -5,6 +5,7 @@
 // happen at most once per interval and only after a change.
 #include "cache/persistence.hpp"
 #include "cache/answers.hpp"
+#include "cache/caching_pool_rig.hpp"
 #include "log/log.hpp"
 #include "support/fake_scheduler.hpp"
 #include "upstream/fake_transport.hpp"
@@ -27,16 +28,6 @@ using namespace nxdns::cache;
 using namespace std::chrono_literals;
 
 namespace {
-
-// An upstream answer to `q`: its header and question, one A record.
-dns::Bytes a_answer(const dns::Bytes& q, std::uint32_t ttl) {
-  auto p = dns::parse_query(q);
-  dns::Bytes b(q.begin(), q.begin() + static_cast<std::ptrdiff_t>(p.query->question_end));
-  b[2] = 0x81, b[3] = 0x80;
-  b[6] = 0, b[7] = 1, b[8] = b[9] = b[10] = b[11] = 0;
-  packets::put_rec(b, {packets::t_a, ttl});
-  return b;
-}
 
 struct TempDir {
   std::string path;
@@ -63,53 +54,32 @@ struct LogLines {
 
 const loop::WallClock::time_point saved_at{std::chrono::seconds(1796000000)};
 
-// One daemon run: a pool over a fake transport, the cache, its file.
-struct Run {
-  test::FakeScheduler sched;
-  test::FakeTransport* fake = nullptr;
-  std::unique_ptr<upstream::Pool> pool;
-  std::unique_ptr<CachingPool> cache;
+// One daemon run: the cache rig's pool and cache, and the cache file.
+struct Run : rig::Rig {
   std::unique_ptr<CachePersistence> persist;
   loop::WallClock::time_point wall;
-  std::vector<std::optional<upstream::PoolOutcome>> got;
-  std::vector<dns::Bytes> sent;
 
-  Run(const std::string& file, loop::WallClock::time_point wall_now, CacheOptions o = {}) : wall(wall_now) {
-    std::vector<upstream::EntrySpec> specs;
-    auto t = std::make_unique<test::FakeTransport>();
-    fake = t.get();
-    specs.push_back({0, "tls://127.0.0.1:853", 0, std::move(t)});
-    upstream::PoolOptions po;
-    po.attempt_budget = 10s;
-    pool = std::make_unique<upstream::Pool>(sched, std::move(specs), po);
-    cache = std::make_unique<CachingPool>(sched, *pool, o);
+  Run(const std::string& file, loop::WallClock::time_point wall_now, CacheOptions o = {}) : Rig(o), wall(wall_now) {
     persist = std::make_unique<CachePersistence>(sched, *cache, PersistOptions{file, 15min}, [this] { return wall; });
   }
-  ~Run() {
-    persist.reset();
-    cache.reset();
-    pool.reset();
-  }
+  // The file's owner goes before the cache it reads (the rig then drops the
+  // cache before the pool).
+  ~Run() { persist.reset(); }
+  // A query whose hit or wait is settled before the test looks.
   std::size_t ask(const std::string& name, std::uint16_t id = 7) {
-    sent.push_back(dns::make_query(id, *dns::name_from_text(name), 1, {}));
-    const std::size_t i = got.size();
-    got.emplace_back();
-    auto p = dns::parse_query(sent.back());
-    cache->submit(*p.query, sent.back(), [this, i](upstream::PoolOutcome&& o) { got[i] = std::move(o); });
+    const std::size_t i = Rig::ask(name.c_str(), id);
     sched.run_ready();
     return i;
   }
   void learn(const std::string& name, std::uint32_t ttl = 300) {
     ask(name);
-    fake->respond_oldest([ttl](const dns::Bytes& q) { return a_answer(q, ttl); });
-    sched.run_ready();
+    answer(ttl);
   }
   // Lets time pass on both clocks.
   void advance(loop::Duration d) {
     wall += std::chrono::duration_cast<loop::WallClock::duration>(d);
     sched.advance(d);
   }
-  std::uint32_t ttl(std::size_t i) const { return packets::ttl_of(got[i]->response, 0); }
 };
 
 std::string name_n(int i) { return "n" + std::to_string(i) + ".persist.test"; }
