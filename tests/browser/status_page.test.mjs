@@ -6,9 +6,9 @@
 // the episode.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { run } from "./nxdns_cli.mjs";
 
 const env = process.env;
 const require = createRequire(path.join(env.NXDNS_NODE_MODULES, "/"));
@@ -45,17 +45,6 @@ async function refreshes(p = page) {
 async function nextRefreshes(n = 1, p = page) {
   const target = (await refreshes(p)) + n;
   await p.waitForFunction((t) => Number(document.documentElement.dataset.refreshes || "0") >= t, target, { timeout: 15000 });
-}
-
-function run(args) {
-  const cmd = env.NXDNS_EMULATOR ? [...env.NXDNS_EMULATOR.split(" "), env.NXDNS_BIN] : [env.NXDNS_BIN];
-  return new Promise((resolve) => {
-    const c = spawn(cmd[0], [...cmd.slice(1), ...args], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    c.stdout.on("data", (d) => (out += d));
-    c.stderr.on("data", (d) => (out += d));
-    c.on("close", (code) => resolve({ code, out }));
-  });
 }
 
 async function chartPoints(series) {

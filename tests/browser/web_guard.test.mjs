@@ -11,9 +11,9 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
-import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { run } from "./nxdns_cli.mjs";
 
 const env = process.env;
 const require = createRequire(path.join(env.NXDNS_NODE_MODULES, "/"));
@@ -28,17 +28,6 @@ async function metric(name) {
   const m = text.match(new RegExp(`^${name} (\\d+)$`, "m"));
   assert.ok(m, `no ${name} on /metrics`);
   return Number(m[1]);
-}
-
-function run(args) {
-  const cmd = env.NXDNS_EMULATOR ? [...env.NXDNS_EMULATOR.split(" "), env.NXDNS_BIN] : [env.NXDNS_BIN];
-  return new Promise((resolve) => {
-    const c = spawn(cmd[0], [...cmd.slice(1), ...args], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    c.stdout.on("data", (d) => (out += d));
-    c.stderr.on("data", (d) => (out += d));
-    c.on("close", (code) => resolve({ code, out }));
-  });
 }
 
 before(async () => {
