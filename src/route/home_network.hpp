@@ -6,6 +6,7 @@
 // the only one able to answer.
 #include <event2/event.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -32,7 +33,7 @@ struct HomeNetwork {
   // public address is not a home router, and the LAN's names must not go
   // to it. With several default routes, the lowest metric wins.
   std::optional<net::Endpoint> router;
-  std::string interface;  // the gateway's interface, "" without one
+  std::string interface;  // the router's interface, "" without a router
   // Reverse zones (presentation form, lower case, no trailing dot) of the
   // private subnets of this host's addresses: RFC 1918 and RFC 6598 IPv4
   // prefixes, rounded out to the octet boundary at or above the prefix
@@ -59,22 +60,48 @@ std::optional<Gateway> default_gateway_from_proc(std::string_view proc_net_route
 // above).
 HomeNetwork home_network_from(const std::optional<Gateway>& gw, const std::vector<InterfaceAddress>& addrs);
 
-// Reads /proc/net/route and getifaddrs(3) now.
+// Reads /proc/net/route and getifaddrs(3) now, both of the calling
+// thread's network namespace. Interfaces that are down give no addresses.
 HomeNetwork discover_home_network();
 
 // Follows route and address changes (a netlink socket on the loop,
-// RTMGRP_IPV4_ROUTE and the address groups), re-discovers after a short
-// settling delay, and calls `changed` only when the result differs from the
-// last one. Where netlink is unavailable it re-reads every minute instead.
+// RTMGRP_IPV4_ROUTE, the address groups and RTMGRP_LINK), re-discovers
+// after a short settling delay, and calls `changed` only when the result
+// differs from the last one. Where netlink is unavailable it re-reads every
+// minute instead.
+// `changed` must not destroy the watcher.
 class HomeNetworkWatcher {
  public:
+  // One second after the first message of a burst: a DHCP lease or a link
+  // coming up sends a dozen route and address messages within milliseconds,
+  // and one re-discovery after them sees the settled result.
+  static constexpr loop::Duration settle_delay = std::chrono::seconds(1);
+  // Without netlink: a minute, one /proc read and one getifaddrs each.
+  static constexpr loop::Duration poll_period = std::chrono::seconds(60);
+
+  using Discover = std::function<HomeNetwork()>;
+  // Where changes are learnt: the netlink socket (falling back to polling
+  // when it cannot be opened), or polling only.
+  enum class Follow { netlink, polling };
+
   HomeNetworkWatcher(event_base* base, loop::Scheduler& sched, HomeNetwork initial,
                      std::function<void(const HomeNetwork&)> changed);
+  // The same with the re-discovery given (discover_home_network above by
+  // default), so that the decisions run under a fake source and clock.
+  // `base` is not used, and may be null, with Follow::polling.
+  HomeNetworkWatcher(event_base* base, loop::Scheduler& sched, HomeNetwork initial,
+                     std::function<void(const HomeNetwork&)> changed, Discover discover,
+                     Follow follow = Follow::netlink);
   ~HomeNetworkWatcher();
   HomeNetworkWatcher(const HomeNetworkWatcher&) = delete;
   HomeNetworkWatcher& operator=(const HomeNetworkWatcher&) = delete;
 
   const HomeNetwork& current() const { return current_; }
+  // False while it polls instead (no netlink here, or the socket failed).
+  bool follows_netlink() const;
+  // Times the kernel dropped messages for this socket (ENOBUFS): each made
+  // the watcher re-discover, since what it missed is unknown.
+  std::uint64_t overflows() const;
 
  private:
   struct Impl;
