@@ -1,7 +1,7 @@
 #pragma once
 // The seam between the pool and the wire. A Transport runs DNS exchanges
-// against one upstream (DoT or DoH) on the event loop; the pool decides how
-// many, in what order, and with what budget.
+// against one upstream (DoT, DoH or plain DNS) on the event loop; the pool
+// decides how many, in what order, and with what budget.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -114,7 +114,7 @@ class Transport {
   // exchanges complete with Cause::cancelled.
   virtual void close_all() = 0;
   virtual TransportStats stats() const = 0;
-  // "dot" or "doh".
+  // "dot", "doh" or "dns".
   virtual const char* kind() const = 0;
 
   // Capacity: how many exchanges this transport can actually run at once
