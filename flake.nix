@@ -57,6 +57,10 @@
           inherit pkgs;
           nxdnsModule = self.nixosModules.default;
         };
+        local-names = import ./vm-tests/local-names.nix {
+          inherit pkgs;
+          nxdnsModule = self.nixosModules.default;
+        };
       };
     in
     {
@@ -119,6 +123,7 @@
           };
           vm-burst = (vmTestsFor pkgs).burst;
           vm-clock = (vmTestsFor pkgs).clock;
+          vm-local-names = (vmTestsFor pkgs).local-names;
         }
       );
 

@@ -41,7 +41,16 @@ let
     else
       pkgs.buildPackages.nxdns or (pkgs.buildPackages.callPackage ../package.nix { });
 
-  renderedSettings = helpers.dropNulls cfg.settings;
+  # hosts_files as the daemon gets them: the user's entries, then /etc/hosts
+  # when hostsFromNetworking, each once (the daemon rejects a file listed
+  # twice). Left out when empty, like every unset key. A Nix path entry is
+  # copied to the store when rendered: only strings name files on the host.
+  hostsFiles = lib.unique (cfg.settings.hosts_files ++ optional cfg.hostsFromNetworking "/etc/hosts");
+  hostPathHostsFiles = builtins.filter builtins.isString hostsFiles;
+  renderedSettings = helpers.dropNulls (
+    removeAttrs cfg.settings [ "hosts_files" ]
+    // lib.optionalAttrs (hostsFiles != [ ]) { hosts_files = hostsFiles; }
+  );
   generatedConfig = settingsFormat.generate "nxdns-unchecked.yaml" renderedSettings;
 
   # The file the daemon runs with is the file that passed `nxdns check`:
@@ -76,6 +85,38 @@ let
     cache_persist_file = settingOr [ "cache" "persist_file" ] null;
     cache_persist_interval = settingOr [ "cache" "persist_interval" ] 900;
   };
+
+  # A hosts file that NixOS writes (an environment.etc entry; /etc/hosts is
+  # networking.hosts and networking.extraHosts) changes on a switch while
+  # the configuration file stays the same. The daemon reads hosts files at
+  # start and on every reload, so its content is a reload trigger.
+  etcHostsSources = lib.concatMap (
+    f:
+    let
+      name = lib.removePrefix "/etc/" f;
+      entry = config.environment.etc.${name};
+    in
+    lib.optional (lib.hasPrefix "/etc/" f && config.environment.etc ? ${name} && entry.enable) entry.source
+  ) hostPathHostsFiles;
+
+  # ProtectHome= and PrivateTmp= give the unit empty directories of its own
+  # in place of these: a hosts file there is missing for the daemon, which
+  # would refuse to start.
+  hiddenPrefixes = [
+    "/home/"
+    "/root/"
+    "/run/user/"
+    "/tmp/"
+    "/var/tmp/"
+  ];
+  hiddenHostsFiles = builtins.filter (
+    f: builtins.any (p: lib.hasPrefix p f) hiddenPrefixes
+  ) hostPathHostsFiles;
+
+  # home_router: auto finds the default gateway (getifaddrs(3)) and follows
+  # route and address changes: both speak netlink. Off, or a configured
+  # address, needs neither, and the family stays closed.
+  homeRouterAuto = settingOr [ "home_router" ] "auto" == "auto";
 
   # The unit's StateDirectory (systemd creates it before the daemon starts;
   # with DynamicUser it is /var/lib/private/nxdns, reached through the
@@ -219,6 +260,20 @@ let
           };
         };
       };
+      hosts_files = mkOption {
+        type = types.listOf types.path;
+        default = [ ];
+        example = [ "/etc/nxdns/hosts" ];
+        description = ''
+          Files in hosts(5) format whose names nxdns answers itself (A, AAAA
+          and PTR records; docs/reference/config.md#hosts_files), read at
+          start and on every reload. Absolute paths the service can read:
+          not under /home, /root, /run/user, /tmp or /var/tmp, which its
+          sandbox hides. A file written with `environment.etc` reloads the
+          daemon when its content changes. `hostsFromNetworking` adds
+          /etc/hosts.
+        '';
+      };
       cache = mkOption {
         default = { };
         description = "The answer cache (docs/reference/config.md#cache).";
@@ -356,6 +411,19 @@ in
       '';
     };
 
+    hostsFromNetworking = mkOption {
+      type = types.bool;
+      default = false;
+      description = ''
+        Answer the names of this host's /etc/hosts, that is
+        `networking.hosts` and `networking.extraHosts`, from nxdns itself
+        (A, AAAA and PTR records): /etc/hosts is added to
+        `settings.hosts_files`, after the files listed there. A switch that
+        changes /etc/hosts reloads the daemon, which then serves the new
+        names.
+      '';
+    };
+
     checkConfig = mkOption {
       type = types.bool;
       default = true;
@@ -390,6 +458,10 @@ in
           assertion = builtins.all (e: helpers.parseEndpoint 53 e != null) cfg.settings.listen;
           message = "services.nxdns.settings.listen: every entry must be IP[:port] or [IPv6][:port], got ${builtins.toJSON cfg.settings.listen}.";
         }
+        {
+          assertion = hiddenHostsFiles == [ ];
+          message = "services.nxdns.settings.hosts_files: ${lib.concatStringsSep ", " hiddenHostsFiles} cannot be read by nxdns.service: ProtectHome= and PrivateTmp= hide /home, /root, /run/user, /tmp and /var/tmp from it. Put the file under /etc (environment.etc).";
+        }
       ]
       ++ upstreamAssertions;
 
@@ -417,9 +489,9 @@ in
         ];
         before = [ "nss-lookup.target" ];
 
-        # A new configuration file reloads; a new package or a setting that
-        # cannot change in place restarts.
-        reloadTriggers = [ configFile ];
+        # A new configuration file or hosts file reloads; a new package or a
+        # setting that cannot change in place restarts.
+        reloadTriggers = [ configFile ] ++ etcHostsSources;
         restartTriggers = [ (builtins.toJSON restartOnlySettings) ];
 
         # mbedTLS verifies with the file named by the daemon; libcurl (DoH)
@@ -465,12 +537,16 @@ in
           ProtectClock = true;
           ProtectHostname = true;
           ProtectProc = "invisible";
+          # Hides /proc/net (a top-level link to self/net), not the
+          # process's own /proc/thread-self/net, where the home router's
+          # default route is read.
           ProcSubset = "pid";
           RestrictAddressFamilies = [
             "AF_INET"
             "AF_INET6"
             "AF_UNIX"
-          ];
+          ]
+          ++ optional homeRouterAuto "AF_NETLINK";
           RestrictNamespaces = true;
           LockPersonality = true;
           MemoryDenyWriteExecute = true;

@@ -93,6 +93,9 @@ pkgs.testers.runNixOSTest {
               ca_file = "${pki}/ca.pem";
             }
           ];
+          # clock.test lives under "test", which nxdns answers itself by
+          # default (RFC 6761); here the upstream serves it.
+          settings.forward_special_zones = [ "test" ];
         };
         nxdns.pi.ntsServers.${ntsName} = [ nodes.upstream.networking.primaryIPAddress ];
         # The field trusts the system's CAs (certificate set 0); the test

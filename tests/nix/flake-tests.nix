@@ -102,24 +102,28 @@ in
         "nxdns"
         "vm-burst"
         "vm-clock"
+        "vm-local-names"
       ]
       [
         "module-eval"
         "nxdns"
         "vm-burst"
         "vm-clock"
+        "vm-local-names"
       ]
     ];
   };
 
   testVmTestName = {
-    expr = map (c: self.checks.x86_64-linux.${c}.test.name) [
+    expr = map (c: self.checks.x86_64-linux.${c}.test.name or null) [
       "vm-burst"
       "vm-clock"
+      "vm-local-names"
     ];
     expected = [
       "nxdns-burst"
       "nxdns-clock"
+      "nxdns-local-names"
     ];
   };
 
@@ -216,14 +220,17 @@ in
         names = names given;
         burst = given.burst.test.name == self.checks.x86_64-linux.vm-burst.test.name;
         clock = given.clock.test.name == self.checks.x86_64-linux.vm-clock.test.name;
+        local-names = (given.local-names.test.name or null) == (self.checks.x86_64-linux.vm-local-names.test.name or "");
       };
     expected = {
       names = [
         "burst"
         "clock"
+        "local-names"
       ];
       burst = true;
       clock = true;
+      local-names = true;
     };
   };
 }

@@ -267,6 +267,113 @@ in
     ];
   };
 
+  # ---- local names: hosts files ---------------------------------------------
+
+  # hostsFromNetworking serves /etc/hosts (networking.hosts and extraHosts,
+  # which NixOS writes there); off by default, and then no hosts_files key
+  # at all (the daemon's default: none).
+  testHostsFromNetworkingAddsEtcHosts = {
+    expr = {
+      on = (rendered [
+        good
+        { services.nxdns.hostsFromNetworking = true; }
+      ]).hosts_files;
+      off = (rendered [ good ]) ? hosts_files;
+    };
+    expected = {
+      on = [ "/etc/hosts" ];
+      off = false;
+    };
+  };
+
+  # The user's files stay, in their order, /etc/hosts after them, and a file
+  # listed twice is written once (the daemon rejects a file listed twice).
+  testUserHostsFilesKept = {
+    expr =
+      let
+        files =
+          modules:
+          (rendered (
+            [
+              good
+              { services.nxdns.hostsFromNetworking = true; }
+            ]
+            ++ modules
+          )).hosts_files;
+      in
+      {
+        mine = files [ { services.nxdns.settings.hosts_files = [ "/etc/nxdns/hosts" ]; } ];
+        alsoEtcHosts = files [
+          {
+            services.nxdns.settings.hosts_files = [
+              "/etc/hosts"
+              "/etc/nxdns/hosts"
+            ];
+          }
+        ];
+        # Two modules' definitions add up, as a list option's do.
+        twoModules = files [
+          { services.nxdns.settings.hosts_files = [ "/etc/nxdns/hosts" ]; }
+          { services.nxdns.settings.hosts_files = [ "/var/lib/hosts/lan" "/etc/nxdns/hosts" ]; }
+        ];
+        withoutOption =
+          (rendered [
+            good
+            { services.nxdns.settings.hosts_files = [ "/etc/nxdns/hosts" ]; }
+          ]).hosts_files;
+      };
+    expected = {
+      mine = [
+        "/etc/nxdns/hosts"
+        "/etc/hosts"
+      ];
+      alsoEtcHosts = [
+        "/etc/hosts"
+        "/etc/nxdns/hosts"
+      ];
+      twoModules = [
+        "/etc/nxdns/hosts"
+        "/var/lib/hosts/lan"
+        "/etc/hosts"
+      ];
+      withoutOption = [ "/etc/nxdns/hosts" ];
+    };
+  };
+
+  # A hosts file the daemon cannot see under its sandbox fails the build
+  # (ProtectHome=, PrivateTmp=); one under /etc does not.
+  testHiddenHostsFileFails = {
+    expr = map (
+      f:
+      failsWith ".*hosts_files: ${f} cannot be read.*ProtectHome.*" (eval [
+        good
+        { services.nxdns.settings.hosts_files = [ f ]; }
+      ])
+    ) [
+      "/home/me/hosts"
+      "/root/hosts"
+      "/tmp/hosts"
+      "/var/tmp/hosts"
+      "/etc/nxdns/hosts"
+    ];
+    expected = [
+      true
+      true
+      true
+      true
+      false
+    ];
+  };
+
+  # The daemon takes absolute paths only; Nix says so at evaluation.
+  testRejectRelativeHostsFile = {
+    expr = throws (rendered [
+      good
+      { services.nxdns.settings.hosts_files = [ "hosts" ]; }
+    ]);
+    expected = true;
+  };
+
   # ---- option documentation ----------------------------------------------
 
   testEveryModuleOptionDescribed = {
@@ -463,6 +570,7 @@ in
         "AF_INET"
         "AF_INET6"
         "AF_UNIX"
+        "AF_NETLINK"
       ];
       SystemCallArchitectures = "native";
       SystemCallFilter = [
@@ -504,6 +612,91 @@ in
     expr = (serviceConfig [ good ]) ? PrivateUsers;
     expected = false;
   };
+
+  # home_router: auto (the default) reads the default gateway and the
+  # host's addresses and follows their changes over netlink; off or a
+  # configured router needs no netlink, and the family stays closed.
+  testNetlinkOnlyForHomeRouterAuto = {
+    expr =
+      map
+        (
+          router:
+          builtins.elem "AF_NETLINK" (serviceConfig [
+            good
+            { services.nxdns.settings = lib.optionalAttrs (router != null) { home_router = router; }; }
+          ]).RestrictAddressFamilies
+        )
+        [
+          null
+          "auto"
+          "off"
+          "192.168.1.1"
+        ];
+    expected = [
+      true
+      true
+      false
+      false
+    ];
+  };
+
+  # What home_router and the hosts files need from the sandbox, kept: /etc
+  # and the process's own /proc are not hidden, and nothing filters the
+  # addresses the unit may talk to (the router's is private, a LAN one).
+  testSandboxLeavesEtcProcAndLanOpen = {
+    expr = builtins.filter (k: (serviceConfig [ good ]) ? ${k}) [
+      "TemporaryFileSystem"
+      "InaccessiblePaths"
+      "BindPaths"
+      "BindReadOnlyPaths"
+      "PrivateNetwork"
+      "IPAddressDeny"
+      "IPAddressAllow"
+      "RestrictNetworkInterfaces"
+      "SocketBindDeny"
+    ];
+    expected = [ ];
+  };
+
+  # A switch that changes /etc/hosts (networking.hosts) reloads a daemon
+  # that serves it, and touches nothing when it does not; the same for a
+  # hosts file of the user's written with environment.etc.
+  testHostsChangeReloads =
+    let
+      u = modules: unit ([ unchecked good ] ++ modules);
+      fromNetworking = { services.nxdns.hostsFromNetworking = true; };
+      printer = { networking.hosts."192.168.1.30" = [ "printer.home.arpa" ]; };
+      own = text: {
+        environment.etc."nxdns/hosts".source = defaultPkgs.writeText "nxdns-hosts" text;
+        services.nxdns.settings.hosts_files = [ "/etc/nxdns/hosts" ];
+      };
+      trigger = t: if builtins.isAttrs t then t.text or (plain (toString t)) else plain t;
+      same = a: b: map trigger a == map trigger b;
+      served = u [ fromNetworking ];
+      servedChanged = u [ fromNetworking printer ];
+      notServed = u [ ];
+      notServedChanged = u [ printer ];
+    in
+    {
+      expr = {
+        etcHostsIsATrigger = builtins.elem (trigger (eval [ good fromNetworking ]).environment.etc.hosts.source) (
+          map trigger served.reloadTriggers
+        );
+        reloads = !(same served.reloadTriggers servedChanged.reloadTriggers);
+        doesNotRestart =
+          same served.restartTriggers servedChanged.restartTriggers
+          && served.serviceConfig.ExecStart == servedChanged.serviceConfig.ExecStart;
+        untouchedWhenNotServed = same notServed.reloadTriggers notServedChanged.reloadTriggers;
+        ownEtcFileReloads = !(same (u [ (own "192.168.1.20 nas") ]).reloadTriggers (u [ (own "192.168.1.21 nas") ]).reloadTriggers);
+      };
+      expected = {
+        etcHostsIsATrigger = true;
+        reloads = true;
+        doesNotRestart = true;
+        untouchedWhenNotServed = true;
+        ownEtcFileReloads = true;
+      };
+    };
 
   testUnitOrdering = {
     expr =

@@ -6,12 +6,13 @@
 
 let
   pkgs = import ./stubs/pkgs.nix { inherit lib; };
-  nodes = lib.genAttrs [ "appliance" "client" "upstream" ] (name: {
+  nodes = lib.genAttrs [ "appliance" "client" "router" "upstream" ] (name: {
     networking.primaryIPAddress =
       {
         appliance = "192.168.1.1";
         client = "192.168.1.2";
-        upstream = "192.168.1.3";
+        router = "192.168.1.3";
+        upstream = "192.168.1.4";
       }
       .${name};
   });
@@ -27,6 +28,10 @@ in
     nxdnsModule = { };
   }).test;
   clock = render (import ../../vm-tests/clock.nix {
+    inherit pkgs;
+    nxdnsModule = { };
+  }).test;
+  local-names = render (import ../../vm-tests/local-names.nix {
     inherit pkgs;
     nxdnsModule = { };
   }).test;

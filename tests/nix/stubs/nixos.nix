@@ -25,6 +25,8 @@
 #     fileSystems type in boot.supportedFilesystems (tasks/filesystems.nix),
 #     ext4 in the initrd for an ext4 file system (tasks/filesystems/ext.nix),
 #     perl/rsync/strace in environment.defaultPackages (config/system-path.nix);
+#   - /etc/hosts as config/networking.nix writes it, from networking.hosts
+#     and networking.extraHosts (an environment.etc entry);
 #   - services.chrony as services/networking/ntp/chrony.nix declares it, and
 #     what it does when enabled: chronyd ordered after nss-lookup.target,
 #     timesyncd forced off.
@@ -143,16 +145,26 @@ let
     };
   };
 
-  # nixos/modules/system/etc/etc.nix (the parts a module sets).
-  etcFile = {
-    options = {
-      source = mkOption { type = types.path; };
-      mode = mkOption {
-        type = types.str;
-        default = "symlink";
+  # nixos/modules/system/etc/etc.nix (the parts a module sets or reads).
+  etcFile =
+    { name, ... }:
+    {
+      options = {
+        enable = mkOption {
+          type = types.bool;
+          default = true;
+        };
+        target = mkOption {
+          type = types.str;
+          default = name;
+        };
+        source = mkOption { type = types.path; };
+        mode = mkOption {
+          type = types.str;
+          default = "symlink";
+        };
       };
     };
-  };
 
   assertion = {
     options = {
@@ -263,6 +275,10 @@ in
       hosts = mkOption {
         type = types.attrsOf (types.listOf types.str);
         default = { };
+      };
+      extraHosts = mkOption {
+        type = types.lines;
+        default = "";
       };
       dhcpcd.extraConfig = mkOption {
         type = types.lines;
@@ -468,6 +484,18 @@ in
     (lib.mkIf (builtins.any (fs: fs.fsType == "ext4") (builtins.attrValues config.fileSystems)) {
       boot.initrd.availableKernelModules = [ "ext4" ];
     })
+    # nixos/modules/config/networking.nix: /etc/hosts is written from
+    # networking.hosts and networking.extraHosts.
+    {
+      environment.etc.hosts.source = pkgs.writeText "hosts" (
+        lib.concatStrings (
+          lib.mapAttrsToList (ip: names: "${ip} ${lib.concatStringsSep " " names}\n") (
+            lib.filterAttrs (_: names: names != [ ]) config.networking.hosts
+          )
+        )
+        + config.networking.extraHosts
+      );
+    }
     # nixos/modules/tasks/network-interfaces-systemd.nix
     (lib.mkIf config.networking.useNetworkd { systemd.network.enable = true; })
     # nixos/modules/system/boot/networkd.nix
