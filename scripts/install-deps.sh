@@ -104,7 +104,7 @@ for arg in "$@"; do
     --no-update) do_update=0 ;;
     --cross) want_cross=1 ;;
     --bench) want_bench=1 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install-deps: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
