@@ -1,5 +1,6 @@
 #include "block/block_table.hpp"
 
+#include <optional>
 #include <utility>
 
 #include "block/name_hash.hpp"
@@ -51,8 +52,10 @@ Decision match_of(Verdict v, RuleKind kind, const IndexEntry& e, std::uint8_t of
 }
 
 std::string rule_text(const Decision& d, dns::ByteView wire, const std::vector<ListInfo>& lists) {
+  // The rule's name is the matched suffix, as a list wrote it: lower case.
   std::string name = dns::name_to_text(wire.subspan(d.suffix_offset));
   if (name.size() > 1 && name.back() == '.') name.pop_back();
+  for (char& c : name) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c);
   const std::string what = d.kind == RuleKind::exact ? log::cat(name, " (that name only)")
                                                      : log::cat(name, " (and every name below it)");
   const std::string list = d.list < lists.size() ? log::cat("list ", int{d.list}, " ", lists[d.list].name)
@@ -134,6 +137,16 @@ std::string BlockTable::why(dns::ByteView wire_name) const {
     }
   }
   return out;
+}
+
+Decision BlockTable::decide_text(std::string_view name) const {
+  const std::optional<dns::Bytes> wire = dns::name_from_text(name);
+  return wire ? decide(*wire) : Decision{};
+}
+
+std::string BlockTable::why_text(std::string_view name) const {
+  const std::optional<dns::Bytes> wire = dns::name_from_text(name);
+  return wire ? why(*wire) : log::cat("\"", name, "\" is not a DNS name");
 }
 
 const RuleIndex& BlockTable::index(RuleKind kind, bool allow) const {

@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "block/list_parser.hpp"
@@ -73,6 +74,12 @@ class BlockTable {
   // One paragraph for `nxdns why`: the verdict, the rule, its list and
   // line, and the rules it overrode.
   std::string why(dns::ByteView wire_name) const;
+  // The same for a presentation name, any case, trailing dot optional
+  // ("Ads.Example.com"), as `nxdns why` is given it: a name that is not
+  // one (an empty label, a label over 63 octets) is not_listed, and why
+  // says so.
+  Decision decide_text(std::string_view name) const;
+  std::string why_text(std::string_view name) const;
 
   const std::vector<ListInfo>& lists() const { return lists_; }
   // Distinct rules of one class (a name in two lists counts once).

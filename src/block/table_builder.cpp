@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <exception>
 #include <new>
 #include <string_view>
 #include <system_error>
@@ -89,6 +90,9 @@ BuildResult build_table(const std::vector<ListSource>& lists, const std::atomic<
     if (!out.error) out.table = std::make_shared<const BlockTable>(rules.finish());
   } catch (const std::bad_alloc&) {
     out.error = "out of memory";
+  } catch (const std::exception& e) {
+    // Nothing may leave the worker's function: it would end the process.
+    out.error = e.what();
   }
   out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   out.cpu_seconds = thread_cpu_seconds() - c0;

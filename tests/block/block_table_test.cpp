@@ -231,3 +231,14 @@ TEST(BlockTable, ExplainListsEveryRuleAndWhyTellsWhichWon) {
                why.c_str());
   STRCMP_EQUAL("other.test. is not listed: no rule of 2 lists (3 rules) covers it", t.why(wire("other.test")).c_str());
 }
+
+TEST(BlockTable, PresentationNamesAsWhyIsGivenThem) {
+  const BlockTable t = make_table({{"hosts", "0.0.0.0 ads.example.com\n"}});
+  CHECK_TRUE(t.decide_text("ADS.example.com.").verdict == Verdict::blocked);
+  CHECK_TRUE(t.decide_text("ads.example.com").line == 1);
+  CHECK_TRUE(t.decide_text("x.ads.example.com").verdict == Verdict::not_listed);
+  CHECK_TRUE(t.decide_text("ads..example.com").verdict == Verdict::not_listed);
+  STRCMP_EQUAL("Ads.example.com. is blocked by block ads.example.com (that name only), list 0 hosts, line 1",
+               t.why_text("Ads.example.com").c_str());
+  STRCMP_EQUAL("\"a..b\" is not a DNS name", t.why_text("a..b").c_str());
+}
