@@ -63,8 +63,9 @@ enum class Skip : std::uint8_t {
 inline constexpr std::size_t skip_reasons = 11;
 const char* describe(Skip s);
 
-// What one list gave. A hosts line counts once per name in `rules` and
-// per name in local_name/invalid_name; every other reason counts lines.
+// What one list gave. `rules`, local_name, single_label and invalid_name
+// count names (a hosts line may hold several); every other reason counts
+// lines.
 struct ParseCounts {
   std::uint64_t lines = 0;
   std::uint64_t rules = 0;        // handed to the sink (allow rules included)

@@ -26,7 +26,9 @@
 
 namespace nxdns::block {
 
-inline constexpr std::uint64_t root_hash = 0x6a09e667f3bcc908ULL;  // sqrt(2)'s fraction: any fixed odd start
+// Where every chain starts. Any fixed value would do; this is the
+// fraction of sqrt(2) (SHA-512's first initial word).
+inline constexpr std::uint64_t root_hash = 0x6a09e667f3bcc908ULL;
 
 // splitmix64's output function (Steele, Lea, Flood 2014).
 inline std::uint64_t mix64(std::uint64_t z) {
