@@ -119,6 +119,6 @@ awk -v dm_t0="$dm_t0" -v dm_rss0="$dm_rss0" -v dm_t1="$dm_t1" -v dm_rss1="$dm_rs
            v["reload_timer_fired"]
     printf "%-36s %14s\n", "peak RSS over one table in use", mib(v["swap_peak_over_one_table_kib"])
     printf "%-36s %14s\n", "RSS change across the swap", mib(v["swap_rss_change_kib"])
-    printf "%-36s %12.1f ms\n", "old table released (on the loop)", v["old_table_release_ms"]
+    printf "%-36s %12.2f ms\n", "old table released (on the loop)", v["old_table_release_ms"]
     exit missed
   }' "$WORK/nxdns.txt"
