@@ -7,7 +7,8 @@
 #   --list       print the package list and exit (no root needed)
 #   --no-update  never run apt-get update (e.g. offline mirror already fresh)
 #   --bench      also install the peer resolvers bench/run.sh compares
-#                nxdns with (unbound, stubby, knot-resolver) and its tools (BENCH_PKGS)
+#                nxdns with (unbound, stubby, knot-resolver), dnsmasq for
+#                bench/blocklist.sh, and their tools (BENCH_PKGS)
 #   --cross      also install the aarch64 cross toolchain, qemu-user and the
 #                arm64 libraries (adds dpkg arch arm64; see cross_packages)
 # Environment:
@@ -51,8 +52,9 @@ readonly LINT_PKGS=(nix-bin python3-mypy python3-pyflakes)
 readonly BROWSER_PKGS=(chromium nodejs npm)
 # bench/run.sh only (never CI): the established forwarders it runs beside
 # nxdns on the same workload, and its measuring tools (unbound is also in
-# E2E_PKGS; --list skips the repeat).
-readonly BENCH_PKGS=(unbound stubby knot-resolver dnsperf valgrind iproute2 procps)
+# E2E_PKGS; --list skips the repeat). dnsmasq-base is the dnsmasq binary
+# alone (no system service) that bench/blocklist.sh loads a list into.
+readonly BENCH_PKGS=(unbound stubby knot-resolver dnsmasq-base dnsperf valgrind iproute2 procps)
 
 # The aarch64 cross build (scripts/aarch64.sh). Only the :arm64 RUNTIME
 # libraries come from apt: an :arm64 copy of a package that a list above also
@@ -102,7 +104,7 @@ for arg in "$@"; do
     --no-update) do_update=0 ;;
     --cross) want_cross=1 ;;
     --bench) want_bench=1 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install-deps: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
