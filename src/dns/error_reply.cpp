@@ -1,5 +1,5 @@
-// Answers nxdns produces itself: SERVFAIL / REFUSED / FORMERR and the
-// probe/burst query builder.
+// Answers nxdns produces itself: SERVFAIL / REFUSED / FORMERR, the replies
+// carrying data it holds (make_reply), and the probe/burst query builder.
 #include "dns/message.hpp"
 #include "dns/wire.hpp"
 
@@ -11,12 +11,13 @@ namespace {
 // RFC 4035 §3.1.6); everything else is ours to set.
 constexpr std::uint16_t echoed_flags = wire::opcode_mask | wire::flag_rd | wire::flag_cd;
 
-void put_header(Bytes& out, std::uint16_t id, std::uint16_t flags, std::uint16_t qd, std::uint16_t ar) {
+void put_header(Bytes& out, std::uint16_t id, std::uint16_t flags, std::uint16_t qd, std::uint16_t ar,
+                std::uint16_t an = 0, std::uint16_t ns = 0) {
   wire::put16(out, id);
   wire::put16(out, flags);
   wire::put16(out, qd);
-  wire::put16(out, 0);
-  wire::put16(out, 0);
+  wire::put16(out, an);
+  wire::put16(out, ns);
   wire::put16(out, ar);
 }
 
@@ -31,6 +32,10 @@ bool valid_uncompressed_name(ByteView name) {
 }  // namespace
 
 Bytes make_error_reply(ByteView raw_query, const Query& q, Rcode rcode) {
+  return make_reply(raw_query, q, rcode, false, OwnRecords{});
+}
+
+Bytes make_reply(ByteView raw_query, const Query& q, Rcode rcode, bool authoritative, const OwnRecords& records) {
   auto code = static_cast<std::uint16_t>(rcode);
   // The upper 8 bits live in the OPT (RFC 6891 §6.1.3); without one they
   // would be silently lost and the client would read the low 4 (BADVERS
@@ -39,10 +44,11 @@ Bytes make_error_reply(ByteView raw_query, const Query& q, Rcode rcode) {
   // RFC 1035 §4.1.1: ID, opcode and RD are copied from the query; RFC 4035
   // §3.1.6: so is CD.
   const std::uint16_t flags = static_cast<std::uint16_t>(
-      wire::flag_qr | (q.header.flags & echoed_flags) | wire::flag_ra | (code & 0xF));
+      wire::flag_qr | (q.header.flags & echoed_flags) | (authoritative ? wire::flag_aa : 0) | wire::flag_ra |
+      (code & 0xF));
   Bytes out;
-  out.reserve(q.question_end + wire::opt_fixed_size);
-  put_header(out, q.header.id, flags, 1, q.edns.present ? 1 : 0);
+  out.reserve(q.question_end + records.records.size() + wire::opt_fixed_size);
+  put_header(out, q.header.id, flags, 1, q.edns.present ? 1 : 0, records.answers, records.authorities);
   if (q.question_end > header_size && q.question_end <= raw_query.size()) {
     // The question exactly as the client wrote it (its case included: some
     // clients use 0x20 case randomisation and compare it).
@@ -54,6 +60,7 @@ Bytes make_error_reply(ByteView raw_query, const Query& q, Rcode rcode) {
     wire::put16(out, q.question.qtype);
     wire::put16(out, q.question.qclass);
   }
+  out.insert(out.end(), records.records.begin(), records.records.end());
   if (q.edns.present) {
     // RFC 6891 §7: answer OPT with OPT, version 0 (the one we implement).
     // RFC 3225 §3: DO is copied back.

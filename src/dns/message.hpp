@@ -176,8 +176,10 @@ bool names_equal(ByteView a, ByteView b);
 // Presentation form for logs ("www.example.com."), escaping odd octets.
 std::string name_to_text(ByteView wire_name);
 // Wire form of a presentation name ("www.example.com" or with trailing dot).
-// Returns nullopt when a label is empty or too long or the name too long.
-std::optional<Bytes> name_from_text(std::string_view text);
+// Returns nullopt when a label is empty or too long, the name too long, or
+// an escape malformed; `why`, when not null, then says which ("label longer
+// than 63 octets"), without the input text.
+std::optional<Bytes> name_from_text(std::string_view text, std::string* why = nullptr);
 
 // Error reply for a query that parsed: echoes ID, opcode, RD, CD (RFC 4035
 // §3.1.6) and the question verbatim; sets QR and RA, the rcode, and nothing
@@ -188,6 +190,21 @@ std::optional<Bytes> name_from_text(std::string_view text);
 // query did. An extended rcode asked for a query without OPT cannot be
 // expressed: the reply is SERVFAIL instead.
 Bytes make_error_reply(ByteView raw_query, const Query& q, Rcode rcode);
+// Records of a reply of our own, complete in wire form (owner names and
+// names in RDATA uncompressed, so they read the same at any offset):
+// `answers` records for the answer section, then `authorities` for the
+// authority section.
+struct OwnRecords {
+  ByteView records;
+  std::uint16_t answers = 0;
+  std::uint16_t authorities = 0;
+};
+// The builder behind make_error_reply, for replies that carry data: the
+// same header, question and OPT, AA set when `authoritative` (an answer
+// from data this server holds, RFC 1035 §4.1.1), and `records` between the
+// question and the OPT, which stays the last record (RFC 6891 §7 places no
+// order, but answer_for_client expects it there).
+Bytes make_reply(ByteView raw_query, const Query& q, Rcode rcode, bool authoritative, const OwnRecords& records);
 // NOTIMP for a message whose opcode we do not implement (anything but
 // QUERY): echoes ID, opcode, RD and CD, and the question (zone) section when it
 // is exactly one parseable entry; no other section, no OPT (the rest of a

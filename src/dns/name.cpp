@@ -139,36 +139,42 @@ std::string name_to_text(ByteView wire_name) {
   return s;
 }
 
-std::optional<Bytes> name_from_text(std::string_view text) {
+std::optional<Bytes> name_from_text(std::string_view text, std::string* why) {
+  auto fail = [why](const char* reason) -> std::optional<Bytes> {
+    if (why) *why = reason;
+    return std::nullopt;
+  };
   Bytes out;
-  if (text.empty()) return std::nullopt;
+  if (text.empty()) return fail("empty name");
   if (text == ".") return Bytes{0};
   Bytes label;
-  auto end_label = [&]() {
-    if (label.empty() || label.size() > max_label) return false;
+  // The reason when a label cannot be closed, or nullptr.
+  auto end_label = [&]() -> const char* {
+    if (label.empty()) return "empty label";
+    if (label.size() > max_label) return "label longer than 63 octets";
     out.push_back(static_cast<std::uint8_t>(label.size()));
     out.insert(out.end(), label.begin(), label.end());
     label.clear();
-    return out.size() + 1 <= max_name_wire;
+    return out.size() + 1 <= max_name_wire ? nullptr : "name longer than 255 octets";
   };
   std::size_t i = 0;
   while (i < text.size()) {
     const char c = text[i];
     if (c == '.') {
-      if (!end_label()) return std::nullopt;
+      if (const char* reason = end_label()) return fail(reason);
       ++i;
       continue;
     }
     if (c == '\\') {
       // \X is X literally; \DDD is one octet in decimal (RFC 1035 §5.1).
-      if (i + 1 >= text.size()) return std::nullopt;
+      if (i + 1 >= text.size()) return fail("bad escape");
       const char d0 = text[i + 1];
       if (d0 >= '0' && d0 <= '9') {
-        if (i + 3 >= text.size()) return std::nullopt;
+        if (i + 3 >= text.size()) return fail("bad escape");
         const char d1 = text[i + 2], d2 = text[i + 3];
-        if (d1 < '0' || d1 > '9' || d2 < '0' || d2 > '9') return std::nullopt;
+        if (d1 < '0' || d1 > '9' || d2 < '0' || d2 > '9') return fail("bad escape");
         const int v = (d0 - '0') * 100 + (d1 - '0') * 10 + (d2 - '0');
-        if (v > 255) return std::nullopt;
+        if (v > 255) return fail("bad escape");
         label.push_back(static_cast<std::uint8_t>(v));
         i += 4;
       } else {
@@ -180,12 +186,14 @@ std::optional<Bytes> name_from_text(std::string_view text) {
       ++i;
     }
     // Checked as we go so a huge input cannot grow `label` unbounded.
-    if (label.size() > max_label) return std::nullopt;
+    if (label.size() > max_label) return fail("label longer than 63 octets");
   }
   // No trailing dot: the last label is still open.
-  if (!label.empty() && !end_label()) return std::nullopt;
+  if (!label.empty()) {
+    if (const char* reason = end_label()) return fail(reason);
+  }
   out.push_back(0);
-  if (out.size() > max_name_wire) return std::nullopt;
+  if (out.size() > max_name_wire) return fail("name longer than 255 octets");
   return out;
 }
 

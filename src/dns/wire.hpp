@@ -128,6 +128,18 @@ inline void put_opt_header(Bytes& out, std::uint16_t udp_payload, std::uint32_t 
   put32(out, ttl);
   put16(out, rdlength);
 }
+// Appends one resource record: `owner` (a complete wire name), TYPE,
+// CLASS, TTL, RDLENGTH and RDATA. The caller keeps RDATA within 65,535
+// octets (what RDLENGTH can state).
+inline void put_rr(Bytes& out, ByteView owner, std::uint16_t type, std::uint16_t rrclass, std::uint32_t ttl,
+                   ByteView rdata) {
+  out.insert(out.end(), owner.begin(), owner.end());
+  put16(out, type);
+  put16(out, rrclass);
+  put32(out, ttl);
+  put16(out, static_cast<std::uint16_t>(rdata.size()));
+  out.insert(out.end(), rdata.begin(), rdata.end());
+}
 // Fixed part of an OPT record: owner 1 + type 2 + class 2 + ttl 4 + rdlength 2.
 inline constexpr std::size_t opt_fixed_size = 11;
 inline constexpr std::uint32_t edns_do_bit = 0x8000;  // RFC 3225, in the OPT TTL

@@ -35,7 +35,7 @@ struct Record {
   dns::Bytes owner;  // uncompressed wire form, lower case
   std::uint16_t type = 0;
   std::uint32_t ttl = 0;
-  dns::Bytes rdata;  // wire form; names in it uncompressed
+  dns::Bytes rdata;  // wire form; names in it uncompressed, lower case
   // Where it was written: "/etc/hosts:12" or "records[3]", for `nxdns why`.
   std::string source;
 };
@@ -44,13 +44,16 @@ struct Record {
 //   OWNER [TTL] [IN] TYPE RDATA...
 // OWNER is absolute (a trailing dot is optional), TTL defaults to 300,
 // TYPE is one of A, AAAA, CNAME, PTR, TXT (one or more quoted or bare
-// character-strings), SRV, MX. nullopt with `why` (a one-line reason,
-// naming the bad field) on any error.
+// character-strings), SRV, MX. TTL and IN may come in either order; ';'
+// starts a comment. nullopt with `why` (a one-line reason, naming the bad
+// field) on any error; "@", wildcard owners and parentheses are errors.
 std::optional<Record> parse_record(std::string_view line, std::string source, std::string* why);
 
 // A hosts file (hosts(5)): "ADDRESS NAME [ALIAS...]" per line, '#'
 // comments, blank lines. Every name gets an A or AAAA record; each address
-// gets one PTR, to the first name written for it in the file. nullopt with
+// gets one PTR, to the first name written for it in the file. A line whose
+// address has a zone index ("fe80::1%eth0") is skipped: no other host
+// could use it. CRLF line ends are read like LF. nullopt with
 // `why` = "FILE:LINE: reason" on the first bad line (a bad address, a name
 // that is not a valid DNS name); nothing of the file is used then.
 std::optional<std::vector<Record>> parse_hosts(std::string_view text, std::string_view file, std::string* why);
@@ -73,7 +76,8 @@ class LocalRecords {
     // The answer section in order: CNAMEs followed within the local data
     // (at most 8 hops, no loops), then the records of the asked type at the
     // last owner (none when the chain leaves the local data or ends in a
-    // name without that type).
+    // name without that type). A CNAME query gets the CNAME itself, ANY
+    // every record of the name; neither follows the alias.
     std::vector<const Record*> chain;
   };
   // qname: uncompressed wire form, any case.

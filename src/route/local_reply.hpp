@@ -13,8 +13,10 @@
 namespace nxdns::route {
 
 // NOERROR with `lookup.chain` as the answer section (owner names written in
-// full, no compression: the records are few and small); or, for nodata, no
-// answer and the SOA of `zone` in the authority section.
+// full, no compression: the records are few and small; a record owning the
+// question's name carries the question's spelling); or, for nodata, no
+// answer and the SOA of `zone` in the authority section; for absent,
+// NXDOMAIN with that SOA (make_negative_reply).
 dns::Bytes make_records_reply(dns::ByteView raw_query, const dns::Query& q, const LocalRecords::Lookup& lookup,
                               dns::ByteView zone, std::uint32_t negative_ttl);
 // `rcode` (NXDOMAIN, or NOERROR for nodata) with the synthesized SOA of
@@ -23,9 +25,9 @@ dns::Bytes make_records_reply(dns::ByteView raw_query, const dns::Query& q, cons
 // the negative answer lives min(SOA TTL, MINIMUM)).
 dns::Bytes make_negative_reply(dns::ByteView raw_query, const dns::Query& q, dns::Rcode rcode, dns::ByteView zone,
                                std::uint32_t negative_ttl);
-// RFC 6761 §6.3 for a name under localhost: A 127.0.0.1 or AAAA ::1 owned
-// by the question's name, NOERROR without data (SOA of `zone`) for any
-// other type.
+// RFC 6761 §6.3 for a name under localhost: A 127.0.0.1 or AAAA ::1 (ANY:
+// both) owned by the question's name, NOERROR without data (SOA of `zone`)
+// for any other type; `ttl` is the records' TTL and the negative TTL.
 dns::Bytes make_loopback_reply(dns::ByteView raw_query, const dns::Query& q, dns::ByteView zone, std::uint32_t ttl);
 
 }  // namespace nxdns::route

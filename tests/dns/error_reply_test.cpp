@@ -80,6 +80,48 @@ TEST(ErrorReply, EdnsQueryGetsMinimalOpt) {
   CHECK_TRUE(parse_question_of(r).has_value());
 }
 
+TEST(ErrorReply, ErrorRepliesAreNotAuthoritative) {
+  const Bytes b = query(7, "example.com");
+  CHECK_EQUAL(0, get16(make_error_reply(b, parsed(b), Rcode::refused), 2) & 0x0400);
+}
+
+TEST(ErrorReply, MakeReplyPutsRecordsBetweenQuestionAndOpt) {
+  Bytes b = query(0x0102, "Host.Example", 1, true);
+  b[3] |= 0x10;  // CD
+  const Query q = parsed(b);
+  Bytes records = a_rr(wname("host.example"), 0xC0A80102, 60);
+  const Bytes soa_like = a_rr(wname("example"), 0x0A000001, 30);
+  append(records, soa_like);
+  const Bytes r = make_reply(b, q, Rcode::noerror, true, OwnRecords{records, 1, 1});
+  // QR, AA, RD, RA and CD; NOERROR.
+  CHECK_EQUAL(0x8590, get16(r, 2));
+  CHECK_EQUAL(1, get16(r, 4));
+  CHECK_EQUAL(1, get16(r, 6));
+  CHECK_EQUAL(1, get16(r, 8));
+  CHECK_EQUAL(1, get16(r, 10));
+  Bytes expected(b.begin() + 12, b.begin() + static_cast<std::ptrdiff_t>(q.question_end));
+  append(expected, records);
+  append(expected, opt_rr(1232, 0));
+  const Bytes got(r.begin() + 12, r.end());
+  CHECK_BYTES(expected, got);
+  // A client receives it as it is.
+  const auto delivered = answer_for_client(r, q, client_link(q, true));
+  CHECK_TRUE(delivered.has_value());
+  CHECK_BYTES(r, *delivered);
+}
+
+TEST(ErrorReply, MakeReplyWithoutOptAndWithAnExtendedRcode) {
+  const Bytes b = query(9, "example.com");
+  const Query q = parsed(b);
+  const Bytes records = a_rr(wname("example.com"), 0x0A000001);
+  const Bytes r = make_reply(b, q, Rcode::nxdomain, false, OwnRecords{records, 0, 1});
+  CHECK_EQUAL(0x8183, get16(r, 2));
+  CHECK_EQUAL(0, get16(r, 10));
+  CHECK_EQUAL(q.question_end + records.size(), r.size());
+  // BADVERS cannot be said without an OPT: SERVFAIL, as make_error_reply.
+  CHECK_EQUAL(0x8182, get16(make_reply(b, q, Rcode::badvers, false, OwnRecords{}), 2));
+}
+
 TEST(ErrorReply, RebuildsQuestionWhenRawDoesNotMatch) {
   const Bytes b = query(7, "example.com", 15);
   const Query q = parsed(b);

@@ -175,6 +175,36 @@ TEST(Name, NameFromTextRejects) {
   CHECK_FALSE(name_from_text("a\\2x5").has_value());
 }
 
+TEST(Name, NameFromTextSaysWhy) {
+  struct Row {
+    std::string text;
+    const char* why;
+  };
+  std::string long_name;
+  for (int i = 0; i < 5; ++i) long_name += std::string(60, 'b') + ".";
+  const Row rows[] = {
+      {"", "empty name"},
+      {"a..b", "empty label"},
+      {".a", "empty label"},
+      {std::string(64, 'a') + ".com", "label longer than 63 octets"},
+      {"com." + std::string(64, 'a'), "label longer than 63 octets"},
+      {long_name, "name longer than 255 octets"},
+      {long_name.substr(0, long_name.size() - 1), "name longer than 255 octets"},
+      {"a\\", "bad escape"},
+      {"a\\25", "bad escape"},
+      {"a\\256", "bad escape"},
+      {"a\\2x5", "bad escape"},
+  };
+  for (const Row& r : rows) {
+    std::string why = "unchanged";
+    CHECK_FALSE(name_from_text(r.text, &why).has_value());
+    STRCMP_EQUAL_TEXT(r.why, why.c_str(), r.text.c_str());
+  }
+  std::string why = "unchanged";
+  CHECK_TRUE(name_from_text("ok.example", &why).has_value());
+  STRCMP_EQUAL("unchanged", why.c_str());
+}
+
 TEST(Name, NameFromTextLabelLimit) {
   const std::string l63(63, 'a');
   const std::string l64(64, 'a');
