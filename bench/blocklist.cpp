@@ -190,7 +190,7 @@ Queries make_queries(std::uint64_t listed, std::size_t n, bool hits, bool deeper
 std::shared_ptr<const block::BlockTable> build_once(const std::string& path, const char* prefix) {
   reset_peak();
   const Memory before = memory();
-  block::BuildResult r = block::build_table({block::ListSource{path, false, nullptr}});
+  block::BuildResult r = block::build_table({block::ListSource{path, false, nullptr, {}}});
   if (!r.table) {
     std::fprintf(stderr, "build failed: %s\n", r.error.value_or("?").c_str());
     std::exit(1);
@@ -273,7 +273,7 @@ int measure(const std::string& hosts, const std::string& domains) {
     LatenessProbe busy(sched);
     busy.arm();
     const auto t0 = Clock::now();
-    builder.request({block::ListSource{hosts, false, nullptr}});
+    builder.request({block::ListSource{hosts, false, nullptr, {}}});
     loop_while(base.get(), [&] { return !in_use.has_value(); }, 0ms);
     busy.timer.disarm();
     if (error) {

@@ -31,6 +31,9 @@ nxdns_conf() {  # FILE PORT PREFETCH
   cat >"$1" <<YAML
 listen:
   - "$ADDR:$2"
+# The project's test names live under "test", which RFC 6761 has a
+# caching server answer itself by default.
+forward_special_zones: [test]
 upstreams:
   - url: "tls://127.0.0.1:$UP"
     tls_name: "dot.test"

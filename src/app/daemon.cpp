@@ -4,6 +4,7 @@
 
 #include <csignal>
 
+#include "app/route_inputs.hpp"
 #include "app/sd_notify.hpp"
 #include "log/log.hpp"
 #include "nxdns/version.hpp"
@@ -23,6 +24,15 @@ cache::CacheOptions cache_options(const config::Config& cfg) {
   o.stale_window = cfg.cache.stale_window;
   // No client waits longer than its total budget: neither does a flight.
   o.exchange_budget = cfg.budgets.total;
+  return o;
+}
+
+query::LanOptions lan_options(const config::Config& cfg) {
+  query::LanOptions o;
+  o.cache = cache_options(cfg);
+  // Off with the cache: a LAN server is asked every time.
+  o.cache.max_bytes = cfg.cache.enabled ? query::lan_cache_bytes : 0;
+  o.cache.clamp.max_negative = query::lan_max_negative_ttl;
   return o;
 }
 
@@ -77,7 +87,10 @@ Daemon::~Daemon() {
   tcp_.clear();
   udp_.clear();
   clock_watch_.reset();  // its timer lives on the scheduler
+  home_watch_.reset();
+  blocking_.reset();
   engine_.reset();
+  lan_.reset();
   persist_.reset();
   cache_.reset();
   pool_.reset();
@@ -132,6 +145,16 @@ std::unique_ptr<Daemon> Daemon::create(const config::Config& cfg, const Transpor
   }
   d->engine_ =
       std::make_unique<query::Engine>(*d->sched_, *d->pool_, query::EngineOptions{cfg.budgets.total}, d->cache_.get());
+  d->lan_ = std::make_unique<query::LanForwarders>(d->base_.get(), *d->sched_, lan_options(cfg));
+  if (cfg.local.home_router.mode == config::HomeRouter::Mode::automatic) {
+    d->home_ = route::discover_home_network();
+    d->home_watch_ = std::make_unique<route::HomeNetworkWatcher>(
+        d->base_.get(), *d->sched_, *d->home_,
+        [daemon = d.get()](const route::HomeNetwork& home) { daemon->home_network_changed(home); });
+  }
+  if (!d->apply_routes(cfg, cfg.budgets.total, why)) return nullptr;
+  d->blocking_ = std::make_unique<BlockingService>(*d->sched_, *d->engine_);
+  d->blocking_->apply(cfg.blocking);
   // A certificate check failed under a wrong clock (no RTC, NTP not there
   // yet) is retried as soon as the clock is set, not after the backoff.
   d->clock_watch_ = std::make_unique<loop::ClockStepWatcher>(*d->sched_, [pool = d->pool_.get()](loop::Duration step) {
@@ -161,11 +184,16 @@ std::unique_ptr<Daemon> Daemon::create(const config::Config& cfg, const Transpor
     src.started_at = d->started_at_;
     src.udp_now = [daemon = d.get()] { return daemon->udp_endpoints(); };
     src.tcp_now = [daemon = d.get()] { return daemon->tcp_endpoints(); };
+    src.local_now = [daemon = d.get()] { return daemon->local_names_status(); };
+    src.blocking_now = [daemon = d.get()] { return daemon->blocking().status(); };
     web::HttpServerOptions ho;
     ho.listen = cfg.http.listen;
     ho.allowed_hosts = cfg.http.allowed_hosts;
     std::string err;
-    web::PostRoutes post = web::daemon_post_routes(d->cache_.get());
+    // The LAN servers' caches go with the main one.
+    web::PostRoutes post = web::daemon_post_routes(d->cache_.get(), [lan = d->lan_.get()](const std::string* name) {
+      return name ? lan->flush_name(*name) : lan->flush_all();
+    });
     // `nxdns reload`: the answer says whether the file applied, and why not.
     post["/api/reload"] = [daemon = d.get()](const std::map<std::string, std::string>&) {
       const ReloadResult r = daemon->reload("nxdns reload");
@@ -265,6 +293,45 @@ void Daemon::begin_shutdown(const char* why) {
   check_drained();
 }
 
+bool Daemon::apply_routes(const config::Config& cfg, loop::Duration retire_after, std::string* why) {
+  auto table = route::RouteTable::build(route_inputs(cfg, home_), why);
+  if (!table) return false;
+  lan_->adopt(*table, retire_after);
+  engine_->set_routes(std::move(table), lan_.get());
+  const std::string text = describe_home_router(cfg, home_);
+  if (text != home_router_text_) log::info("route: home router ", text);
+  home_router_text_ = text;
+  return true;
+}
+
+web::LocalNamesStatus Daemon::local_names_status() const {
+  web::LocalNamesStatus st;
+  st.home_router = home_router_text_;
+  const auto& table = engine_->routes();
+  if (!table) return st;
+  st.records = table->records().size();
+  for (const auto& z : table->zones()) {
+    if (z.kind != route::ZoneRoute::Kind::lan) ++st.zones_answered_here;
+  }
+  const auto& groups = lan_->groups();
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    web::LanGroupStatus g;
+    g.home_router = groups[i]->spec.home_router;
+    for (const auto& z : table->zones()) {
+      if (z.kind == route::ZoneRoute::Kind::lan && z.lan_group == i) g.zones.push_back(z.name);
+    }
+    g.servers = groups[i]->pool->snapshot();
+    st.lan.push_back(std::move(g));
+  }
+  return st;
+}
+
+void Daemon::home_network_changed(const route::HomeNetwork& home) {
+  home_ = home;
+  std::string why;
+  if (!apply_routes(cfg_, cfg_.budgets.total, &why)) log::error("route: the home network changed but ", why);
+}
+
 void Daemon::check_drained() {
   std::size_t conns = 0;
   for (auto& l : tcp_) conns += l->connections();
@@ -283,6 +350,7 @@ void Daemon::finish_shutdown() {
   // the last answer the drain let in was stored.
   if (persist_) persist_->save_before_exit();
   pool_->close_all();
+  lan_->close_all();
   // Give close_notify alerts a turn of the loop to leave, then stop.
   event_base_loopexit(base_.get(), nullptr);
 }
@@ -318,6 +386,12 @@ Daemon::ReloadResult Daemon::reload(const char* trigger) {
     auto t = factory_(u, base_.get(), *sched_, &err);
     if (!t) return reject(log::cat("upstream ", i, " (", config::redact_url(u.url), "): ", err));
     started.push_back(upstream::EntrySpec{i, config::redact_url(u.url), u.priority, std::move(t)});
+  }
+  // The records were checked by the loader; the table is built here so a
+  // failure still changes nothing.
+  {
+    std::string err;
+    if (!route::RouteTable::build(route_inputs(next, home_), &err)) return reject(err);
   }
   std::vector<std::unique_ptr<server::UdpListener>> udp;
   std::vector<std::unique_ptr<server::TcpListener>> tcp;
@@ -358,6 +432,25 @@ std::string Daemon::apply_reload(config::Config next, const ReloadPlan& plan,
   };
   pool_->apply(std::move(change));
   engine_->set_total_budget(next.budgets.total);
+  // Local names: zones, router, hosts files and records as the file says
+  // now. The mode of home_router may change too: the watcher follows.
+  if (next.local.home_router.mode == config::HomeRouter::Mode::automatic && !home_watch_) {
+    home_ = route::discover_home_network();
+    home_watch_ = std::make_unique<route::HomeNetworkWatcher>(
+        base_.get(), *sched_, *home_, [this](const route::HomeNetwork& home) { home_network_changed(home); });
+  } else if (next.local.home_router.mode != config::HomeRouter::Mode::automatic) {
+    home_watch_.reset();
+    home_.reset();
+  }
+  lan_->apply_options(lan_options(next));
+  // Lists are read again (file lists re-read, URL lists from their copies).
+  blocking_->apply(next.blocking);
+  {
+    std::string err;
+    // Queries in flight keep the budget they started with.
+    if (!apply_routes(next, std::max(cfg_.budgets.total, next.budgets.total), &err))
+      log::error("reload: local names not applied: ", err);
+  }
   // Admission rules apply to the next datagram or connection (and
   // access_control to open connections, below).
   listener_state_.access = server::AccessControl(next.access_rules);

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "app/blocking_service.hpp"
 #include "app/reload_plan.hpp"
 #include "app/transport_factory.hpp"
 #include "cache/caching_pool.hpp"
@@ -29,11 +30,14 @@
 #include "loop/event_handles.hpp"
 #include "loop/loop_scheduler.hpp"
 #include "query/engine.hpp"
+#include "query/lan_forwarders.hpp"
+#include "route/home_network.hpp"
 #include "server/limits.hpp"
 #include "server/tcp_listener.hpp"
 #include "server/udp_listener.hpp"
 #include "upstream/pool.hpp"
 #include "web/http_server.hpp"
+#include "web/local_names.hpp"
 
 namespace nxdns::app {
 
@@ -83,6 +87,12 @@ class Daemon {
   std::vector<net::Endpoint> tcp_endpoints() const;
   loop::TimePoint started_at() const { return started_at_; }
   const config::Config& config() const { return cfg_; }
+  // The LAN groups the route table sends zones to.
+  const query::LanForwarders& lan() const { return *lan_; }
+  // Which router serves the LAN's names and how it was chosen (log, status).
+  const std::string& home_router_text() const { return home_router_text_; }
+  web::LocalNamesStatus local_names_status() const;
+  const BlockingService& blocking() const { return *blocking_; }
 
  private:
   void check_drained();
@@ -92,6 +102,11 @@ class Daemon {
                            std::vector<std::unique_ptr<server::UdpListener>> udp,
                            std::vector<std::unique_ptr<server::TcpListener>> tcp);
   void retire_listeners();
+  // Builds the route table from `cfg` and the home network found, and
+  // hands it to the engine (LAN groups started or kept). False, with `why`,
+  // when the table cannot be built; nothing changes then.
+  bool apply_routes(const config::Config& cfg, loop::Duration retire_after, std::string* why);
+  void home_network_changed(const route::HomeNetwork& home);
 
   config::Config cfg_;
   TransportFactory factory_;
@@ -105,7 +120,16 @@ class Daemon {
   std::unique_ptr<cache::CachingPool> cache_;
   // Reads and fills cache_: destroyed before it (its writer thread joined).
   std::unique_ptr<cache::CachePersistence> persist_;
+  // Before the engine (its queries point into the LAN groups).
+  std::unique_ptr<query::LanForwarders> lan_;
   std::unique_ptr<query::Engine> engine_;
+  // home_router: auto only.
+  std::optional<route::HomeNetwork> home_;
+  std::unique_ptr<route::HomeNetworkWatcher> home_watch_;
+  std::string home_router_text_;
+  // Hands blocklist tables to the engine: destroyed before it (its builder
+  // thread joined).
+  std::unique_ptr<BlockingService> blocking_;
   // After the pool it resets (clock steps retry certificate checks).
   std::unique_ptr<loop::ClockStepWatcher> clock_watch_;
   server::ListenerState listener_state_;

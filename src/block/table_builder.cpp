@@ -50,7 +50,8 @@ std::optional<std::string> read_list(const ListSource& src, ListParser& parser, 
     parser.finish();
     return std::nullopt;
   }
-  loop::UniqueFd fd(::open(src.name.c_str(), O_RDONLY | O_CLOEXEC));
+  const std::string& file = src.path.empty() ? src.name : src.path;
+  loop::UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return log::cat(src.name, ": ", std::generic_category().message(errno));
   for (;;) {
     if (stopped(stop)) return std::string("stopped");

@@ -43,10 +43,14 @@
 namespace nxdns::block {
 
 struct ListSource {
-  // A file's path; with `body`, only where the text came from (a URL).
+  // A file's path; with `body` or `path`, only where the text came from (a
+  // URL).
   std::string name;
   bool allow_list = false;
   std::shared_ptr<const std::string> body;
+  // Where to read the text when it is not `name` (a URL list's copy on
+  // disk).
+  std::string path;
 };
 
 struct BuildResult {

@@ -64,14 +64,14 @@ AnswerTtl answer_ttl(dns::ByteView response, const dns::wire::Layout& l, const T
   if (negative && !soa_ttl) {
     if (ns != 0) return {Verdict::no_soa, 0};
     // Only OPT or additional records, if anything: a bare negative.
-    const std::uint32_t ttl = std::min({min_ttl, bare_negative_ttl, clamp.max_ttl});
+    const std::uint32_t ttl = std::min({min_ttl, bare_negative_ttl, clamp.max_ttl, clamp.max_negative});
     if (ttl == 0) return {Verdict::ttl_zero, 0};
     return {Verdict::negative, ttl};
   }
   if (negative) min_ttl = std::min(min_ttl, *soa_ttl);
   if (min_ttl == 0) return {Verdict::ttl_zero, 0};
   std::uint32_t ttl = std::clamp(min_ttl, std::min(clamp.min_ttl, clamp.max_ttl), clamp.max_ttl);
-  if (negative) ttl = std::min(ttl, max_negative_ttl);
+  if (negative) ttl = std::min(ttl, clamp.max_negative);
   return {negative ? Verdict::negative : Verdict::positive, ttl};
 }
 

@@ -20,13 +20,17 @@ enum class Verdict : std::uint8_t {
 };
 const char* describe(Verdict v);
 
-struct TtlClamp {
-  std::uint32_t min_ttl = 0;
-  std::uint32_t max_ttl = 86400;
-};
 // RFC 2308 §5: negative answers are kept for at most a few hours whatever
 // the SOA says (values of 1-3 hours are what the RFC recommends).
 inline constexpr std::uint32_t max_negative_ttl = 10800;
+
+struct TtlClamp {
+  std::uint32_t min_ttl = 0;
+  std::uint32_t max_ttl = 86400;
+  // Cap on negative answers. Lower for a LAN server's answers: a router
+  // that is rebooting must not leave a name NXDOMAIN for hours.
+  std::uint32_t max_negative = max_negative_ttl;
+};
 // A negative answer with nothing at all in its authority section (no SOA to
 // take a TTL from: what many resolvers send for NODATA to HTTPS/SVCB and
 // AAAA queries) is kept this long, the same 5 s unbound uses for answers

@@ -13,7 +13,7 @@ constexpr OptionSpec check_options[] = {{"config", 'c', true, "configuration fil
 constexpr OptionSpec burst_options[] = {
     {"server", 's', true, "address:port of the DNS server (default 127.0.0.1:53)"},
     {"names", 'n', true, "concurrent unique names (default 30)"},
-    {"zone", 'z', true, "zone the random labels go under (default burst.test)"},
+    {"zone", 'z', true, "zone the random labels go under (default burst.test; nxdns answers test itself unless forward_special_zones lists it)"},
     {"timeout-ms", '\0', true, "per-query timeout (default 6000)"},
     {"gate", '\0', true, "judge by a named acceptance gate (a wrong NAME lists them)"},
     {"report-only", '\0', false, "with --gate: print the gate, enforce only no SERVFAIL / no timeout"},
@@ -30,6 +30,12 @@ constexpr OptionSpec reload_options[] = {
     {"http", '\0', true, "address:port of the daemon's HTTP surface (default: http.listen of --config, else 127.0.0.1:8053)"},
     {"config", 'c', true, "configuration file to read http.listen from"},
     {"pid", '\0', true, "send SIGHUP to this process instead (no answer: the result is in its log)"}};
+constexpr OptionSpec why_options[] = {
+    {"type", 't', true, "query type to ask about (default A)"},
+    {"client", '\0', true, "the client's IP address (access control; blocking groups)"},
+    {"json", '\0', false, "print the daemon's JSON answer"},
+    {"http", '\0', true, "address:port of the daemon's HTTP surface (default: http.listen of --config, else 127.0.0.1:8053)"},
+    {"config", 'c', true, "configuration file to read http.listen from"}};
 constexpr CommandSpec command_table[] = {
     {"run", "serve DNS with the given configuration", run_options},
     {"check", "validate the configuration, then probe each enabled upstream once", check_options},
@@ -38,6 +44,8 @@ constexpr CommandSpec command_table[] = {
     {"cache", "cache flush [NAME]: empty the running daemon's cache, or every entry under NAME", cache_options, 2},
     {"reload", "make the running daemon re-read and apply its configuration file; prints what applied or why not",
      reload_options},
+    {"why", "why NAME: how the running daemon routes NAME (local record, zone, LAN server or upstream) and why",
+     why_options, 1},
     {"version", "print the version and library versions", {}},
     {"help", "show this help", {}},
 };

@@ -14,6 +14,7 @@ int burst_command(const Parsed& p);
 int demo_command(const Parsed& p);
 int cache_command(const Parsed& p);
 int reload_command(const Parsed& p);
+int why_command(const Parsed& p);
 int version_command();
 
 }  // namespace nxdns::cli

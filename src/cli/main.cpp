@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   if (p.command == "demo") return demo_command(p);
   if (p.command == "cache") return cache_command(p);
   if (p.command == "reload") return reload_command(p);
+  if (p.command == "why") return why_command(p);
   if (p.command == "version") return version_command();
   std::fputs(usage().c_str(), stdout);
   return exit_ok;

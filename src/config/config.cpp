@@ -119,7 +119,7 @@ Config Loader::run(const std::string& text) {
 
   try {
     const Map m = r_.read_map(root, "", {"listen", "upstreams", "budgets", "http", "cache", "log", "access_control",
-                                      "client_limits"},
+                                      "client_limits", "local_zones", "home_router", "hosts_files", "records", "forward_special_zones", "blocking"},
                            "a mapping");
     Config cfg;
     cfg.source = source_;
@@ -140,6 +140,13 @@ Config Loader::run(const std::string& text) {
     if (const Entry* e = find(m, "log")) read_log(r_, e->value, cfg);
     if (const Entry* e = find(m, "access_control")) read_access_control(r_, e->value, cfg);
     if (const Entry* e = find(m, "client_limits")) read_client_limits(r_, e->value, cfg);
+    if (const Entry* e = find(m, "local_zones")) read_local_zones(r_, e->value, cfg);
+    if (const Entry* e = find(m, "home_router")) read_home_router(r_, e->value, cfg);
+    if (const Entry* e = find(m, "hosts_files")) read_hosts_files(r_, e->value, cfg);
+    if (const Entry* e = find(m, "records")) read_records(r_, e->value, cfg);
+    check_local_records(r_, root, cfg);
+    if (const Entry* e = find(m, "forward_special_zones")) read_forward_special_zones(r_, e->value, cfg);
+    if (const Entry* e = find(m, "blocking")) read_blocking(r_, e->value, cfg);
     return cfg;
   } catch (const YAML::Exception& e) {
     // The walk only uses non-throwing accessors on checked node types; this

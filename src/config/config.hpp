@@ -12,6 +12,7 @@
 #include "log/log.hpp"
 #include "net/endpoint.hpp"
 #include "net/host_name.hpp"
+#include "route/local_records.hpp"
 #include "server/access_control.hpp"
 #include "server/client_limits.hpp"
 
@@ -72,6 +73,64 @@ struct Cache {
   std::chrono::seconds persist_interval{900};
 };
 
+// Names answered at home (src/route/): zones sent to plain-DNS servers on
+// the LAN, the home router, hosts files and static records.
+struct LocalZone {
+  std::string zone;  // presentation form, lower case, no trailing dot
+  std::vector<net::Endpoint> servers;  // port 53 unless written
+  int line = 0;
+};
+
+struct HomeRouter {
+  enum class Mode : std::uint8_t { automatic, off, address };
+  Mode mode = Mode::automatic;
+  net::Endpoint address;  // Mode::address only
+};
+
+struct HostsFile {
+  std::string path;  // absolute
+  // Read and parsed at load (when LoadOptions::check_files): a bad line
+  // fails the load, so a reload that meets one changes nothing.
+  std::vector<route::Record> records;
+};
+
+struct LocalNames {
+  std::vector<LocalZone> zones;  // file order; each zone once
+  HomeRouter home_router;
+  std::vector<HostsFile> hosts_files;
+  std::vector<route::Record> records;  // source "records[N]"
+  // Built-in special-use zones sent upstream like any other name (RFC 6761
+  // has caching servers answer `test` themselves "by default"; a lab whose
+  // upstream serves it opts out here). Lower case, no trailing dot.
+  std::vector<std::string> forward_special_zones;
+};
+
+// Blocklists (src/block/). The lists are read off the event loop; the
+// loader checks only their form (and that each file opens).
+struct BlockListSource {
+  std::string file;  // absolute; or
+  std::string url;   // https:// only
+  std::optional<std::string> ca_file;  // url lists only
+  int line = 0;
+};
+
+struct BlockGroup {
+  std::vector<server::Cidr> clients;
+  bool blocking = true;
+};
+
+struct Blocking {
+  std::vector<BlockListSource> lists;
+  std::chrono::seconds refresh{86400};  // URL lists
+  std::vector<std::string> allow;       // names never blocked, with their subdomains
+  enum class Answer : std::uint8_t { nxdomain, null, refused };
+  Answer answer = Answer::nxdomain;
+  std::vector<BlockGroup> groups;  // by longest prefix; a client in none is filtered
+  // Where the last good copy of each URL list is kept (a reboot without
+  // WAN still blocks).
+  std::string state_dir = "/var/lib/nxdns/lists";
+};
+
 // Listener and web defaults (also what an absent key means).
 inline constexpr std::uint16_t kDefaultDnsPort = 53;
 inline constexpr std::uint16_t kDefaultHttpPort = 8053;
@@ -92,6 +151,8 @@ struct Config {
   std::vector<server::AccessRule> access_rules;
   // client_limits: the per-client query rate (0 per second: off).
   server::RateLimit client_rate = server::default_rate_limit;
+  LocalNames local;
+  Blocking blocking;
 };
 
 // One validation failure. what() is the one-line message the CLI prints:

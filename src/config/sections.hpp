@@ -42,4 +42,17 @@ void read_log(const YamlReader& r, const YAML::Node& n, Config& cfg);
 void read_access_control(const YamlReader& r, const YAML::Node& n, Config& cfg);
 void read_client_limits(const YamlReader& r, const YAML::Node& n, Config& cfg);
 
+// blocking_section.cpp
+void read_blocking(const YamlReader& r, const YAML::Node& n, Config& cfg);
+
+// local_names_section.cpp: local_zones, home_router, hosts_files, records.
+void read_local_zones(const YamlReader& r, const YAML::Node& n, Config& cfg);
+void read_home_router(const YamlReader& r, const YAML::Node& n, Config& cfg);
+void read_hosts_files(const YamlReader& r, const YAML::Node& n, Config& cfg);
+void read_records(const YamlReader& r, const YAML::Node& n, Config& cfg);
+void read_forward_special_zones(const YamlReader& r, const YAML::Node& n, Config& cfg);
+// After both: the records of every source together must form one
+// consistent set (no CNAME beside other data at one name).
+void check_local_records(const YamlReader& r, const YAML::Node& root, const Config& cfg);
+
 }  // namespace nxdns::config::detail

@@ -369,6 +369,14 @@ std::uint16_t client_reply_flags(std::uint16_t answer_flags, std::uint16_t query
 // header is unreadable. An OPT that cannot be found leaves the header's.
 std::optional<std::uint16_t> reply_rcode(ByteView reply);
 
+// RFC 8914 INFO-CODEs nxdns sets on its own replies.
+inline constexpr std::uint16_t ede_blocked = 15;  // §4.16: blocked by the operator's policy
+// `reply` with an Extended DNS Error option added to its OPT record (when
+// it has exactly one, as its last record; unchanged otherwise: a client
+// that sent no OPT gets no option). dns::answer_for_client keeps EDE
+// options, so the client receives it.
+Bytes with_extended_error(ByteView reply, std::uint16_t info_code, std::string_view extra_text = {});
+
 // Overwrites the ID of a message in place (no-op if shorter than a header).
 void set_id(std::span<std::uint8_t> msg, std::uint16_t id);
 std::uint16_t get_id(ByteView msg);

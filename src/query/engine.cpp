@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "log/log.hpp"
+#include "route/local_reply.hpp"
 
 namespace nxdns::query {
 
@@ -12,17 +13,66 @@ Engine::Engine(loop::Scheduler& sched, upstream::Pool& pool, EngineOptions opts,
     : sched_(sched), pool_(pool), opts_(opts), cache_(cache), ready_timer_(sched) {}
 
 std::uint64_t Engine::forward(const ClientQuery& cq, loop::TimePoint deadline, upstream::Pool::Done done) {
+  cache::CachingPool* cache = cq.lan ? cq.lan->cache.get() : cache_;
+  upstream::Pool& pool = cq.lan ? *cq.lan->pool : pool_;
   // A cache flight may serve clients that arrive later than this one, so it
   // bounds its exchange by its own budget (CachingOptions::exchange_budget).
-  return cache_ ? cache_->submit(cq.parsed, cq.raw, std::move(done)) : pool_.submit(cq.raw, deadline, std::move(done));
+  return cache ? cache->submit(cq.parsed, cq.raw, std::move(done)) : pool.submit(cq.raw, deadline, std::move(done));
 }
 
-void Engine::cancel_forward(std::uint64_t ticket) {
-  if (cache_) {
-    cache_->cancel(ticket);
+void Engine::cancel_forward(const ClientQuery& cq) {
+  cache::CachingPool* cache = cq.lan ? cq.lan->cache.get() : cache_;
+  if (cache) {
+    cache->cancel(cq.ticket);
   } else {
-    pool_.cancel(ticket);
+    (cq.lan ? *cq.lan->pool : pool_).cancel(cq.ticket);
   }
+}
+
+route::Route Engine::route_for(dns::ByteView qname, std::uint16_t qtype, const sockaddr* client) const {
+  if (!routes_) return {};
+  route::BlockingInput b;
+  if (blocking_.table) {
+    b.table = blocking_.table.get();
+    b.applies = !blocking_.groups || blocking_.groups->applies(client);
+  }
+  return route::decide_route(*routes_, qname, qtype, [this](std::size_t g) { return lan_ && lan_->available(g); }, b);
+}
+
+void Engine::set_blocking(BlockingPolicy p) {
+  if (p.table != blocking_.table) {
+    counters_.blocked_by_list.assign(p.table ? p.table->lists().size() : 0, 0);
+  }
+  blocking_ = std::move(p);
+}
+
+dns::Bytes Engine::local_reply(dns::ByteView packet, const dns::Query& q, const route::Route& r, Protocol proto) {
+  const dns::Bytes& qname = q.question.name;
+  // A zone's SOA names the zone; records outside any zone answer NODATA
+  // with their own name as the authority.
+  const dns::ByteView apex = r.zone ? dns::ByteView(r.zone->apex) : dns::ByteView(qname);
+  const std::uint32_t negative_ttl = r.zone ? r.zone->negative_ttl : route::hosts_ttl;
+  dns::Bytes reply;
+  switch (r.kind) {
+    case route::RouteKind::blocked: {
+      std::string text;
+      if (blocking_.table && r.block.list < blocking_.table->lists().size()) {
+        text = "blocked by " + blocking_.table->lists()[r.block.list].name;
+      }
+      reply = route::make_blocked_reply(packet, q, blocking_.answer, text);
+      break;
+    }
+    case route::RouteKind::records:
+      reply = route::make_records_reply(packet, q, r.lookup, apex, negative_ttl);
+      break;
+    case route::RouteKind::loopback:
+      reply = route::make_loopback_reply(packet, q, apex, negative_ttl);
+      break;
+    default:
+      reply = route::make_negative_reply(packet, q, r.rcode, apex, negative_ttl);
+      break;
+  }
+  return for_client(reply, packet, q, proto);
 }
 
 Engine::~Engine() { cancel_all(); }
@@ -52,7 +102,8 @@ dns::Bytes Engine::refuse(dns::ByteView packet, Protocol proto) {
   return reply;
 }
 
-Engine::Result Engine::submit(dns::ByteView packet, Protocol proto, ReplyFn reply, HitDelivery hits) {
+Engine::Result Engine::submit(dns::ByteView packet, Protocol proto, ReplyFn reply, HitDelivery hits,
+                              const sockaddr* client) {
   Result res;
   const auto p = static_cast<std::size_t>(proto);
   auto parsed = dns::parse_query(packet);
@@ -84,7 +135,30 @@ Engine::Result Engine::submit(dns::ByteView packet, Protocol proto, ReplyFn repl
     return res;
   }
 
-  if (cache_) {
+  // The routing step: one decision per query, before any cache or pool.
+  LanGroupRuntime* lan = nullptr;
+  const route::ZoneRoute* zone = nullptr;
+  if (routes_) {
+    const route::Route r = route_for(parsed.query->question.name, parsed.query->question.qtype, client);
+    ++counters_.routed[static_cast<std::size_t>(r.kind)];
+    if (r.kind == route::RouteKind::blocked && r.block.list < counters_.blocked_by_list.size()) {
+      ++counters_.blocked_by_list[r.block.list];
+    } else if (r.block.verdict == block::Verdict::allowed) {
+      ++counters_.allowed_by_rule;
+    }
+    if (r.kind == route::RouteKind::lan) {
+      lan = &lan_->group(r.zone->lan_group);
+      zone = r.zone;
+    } else if (r.kind != route::RouteKind::upstream) {
+      res.kind = Admission::answered;
+      res.reply = local_reply(packet, *parsed.query, r, proto);
+      count_reply(proto, res.reply);
+      return res;
+    }
+  }
+
+  cache::CachingPool* const cache = lan ? lan->cache.get() : cache_;
+  if (cache) {
     // The hit path: one parse (above), one lookup, and one copy that is
     // already the client's answer (cache::client_answer: ID, question bytes,
     // aged TTLs, the client-facing OPT found when the answer was stored, UDP
@@ -96,7 +170,7 @@ Engine::Result Engine::submit(dns::ByteView packet, Protocol proto, ReplyFn repl
     const dns::ClientLink link = dns::client_link(*parsed.query, proto == Protocol::udp);
     std::optional<dns::Bytes> answer;
     std::optional<std::uint16_t> rcode;
-    if (auto hit = cache_->hit_now(*parsed.query, packet, link)) {
+    if (auto hit = cache->hit_now(*parsed.query, packet, link)) {
       rcode = hit->rcode;
       answer = rcode ? std::move(hit->bytes) : for_client(hit->bytes, packet, *parsed.query, proto);
     }
@@ -124,13 +198,18 @@ Engine::Result Engine::submit(dns::ByteView packet, Protocol proto, ReplyFn repl
   ClientQuery& cq = live_.try_emplace(id, sched_, dns::Bytes(packet.begin(), packet.end()), std::move(*parsed.query), proto,
                                       std::move(reply))
                         .first->second;
+  if (lan) {
+    cq.lan = lan;
+    cq.table = routes_;
+    cq.zone = zone;
+  }
   cq.budget.arm(opts_.total_budget, [this, id] {
     auto it = live_.find(id);
     if (it == live_.end()) return;
     ClientQuery& c = it->second;
     // Leaves the entry's queue or abandons the attempt; either way the pool
     // accounts for it (a waiter that burned the budget still counts).
-    cancel_forward(c.ticket);
+    cancel_forward(c);
     ++counters_.budget_exhausted;
     complete(id, dns::make_error_reply(c.raw, c.parsed, dns::Rcode::servfail));
   });
@@ -144,6 +223,19 @@ Engine::Result Engine::submit(dns::ByteView packet, Protocol proto, ReplyFn repl
     auto it = live_.find(id);
     if (it == live_.end()) return;
     ClientQuery& c = it->second;
+    if (c.zone && c.zone->fallback_local && (!out.ok || out.error_answer)) {
+      // The LAN server could not answer a name that exists nowhere else:
+      // its zone's local negative answer beats a SERVFAIL.
+      ++counters_.lan_fallbacks;
+      const route::Route r = route::fallback_route(*c.table, *c.zone, c.parsed.question.name);
+      auto owned = live_.extract(it);
+      ClientQuery& q = owned.mapped();
+      q.budget.disarm();
+      dns::Bytes answer = local_reply(q.raw, q.parsed, r, q.proto);
+      count_reply(q.proto, answer);
+      q.reply(std::move(answer));
+      return;
+    }
     if (out.ok) {
       // The transport validated the answer against the question it sent;
       // check again against what the client asked, since this is what goes
@@ -197,7 +289,7 @@ void Engine::abandon(QueryId id) {
   auto it = live_.find(id);
   if (it == live_.end()) return;
   auto owned = live_.extract(it);
-  cancel_forward(owned.mapped().ticket);
+  cancel_forward(owned.mapped());
   ++counters_.abandoned;
 }
 
@@ -211,7 +303,7 @@ void Engine::fail_all() {
   for (QueryId id : ids) {
     auto it = live_.find(id);
     if (it == live_.end()) continue;
-    cancel_forward(it->second.ticket);
+    cancel_forward(it->second);
     complete(id, dns::make_error_reply(it->second.raw, it->second.parsed, dns::Rcode::servfail));
   }
 }
@@ -219,7 +311,7 @@ void Engine::fail_all() {
 void Engine::cancel_all() {
   ready_timer_.disarm();
   ready_.clear();
-  for (auto& [id, q] : live_) cancel_forward(q.ticket);
+  for (auto& [id, q] : live_) cancel_forward(q);
   live_.clear();
 }
 

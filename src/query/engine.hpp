@@ -13,6 +13,11 @@
 #include "cache/caching_pool.hpp"
 #include "dns/message.hpp"
 #include "loop/scheduler.hpp"
+#include "query/lan_forwarders.hpp"
+#include "route/blocked_reply.hpp"
+#include "route/blocking_groups.hpp"
+#include "route/route_decision.hpp"
+#include "route/route_table.hpp"
 #include "upstream/pool.hpp"
 
 namespace nxdns::query {
@@ -46,6 +51,24 @@ struct QueryCounters {
   // not rewrite safely (malformed records or OPT): dropped, SERVFAIL sent.
   std::uint64_t bad_upstream_answer = 0;
   std::uint64_t abandoned = 0;                         // client went away first
+  // Queries by the route decided for them (route::RouteKind).
+  std::array<std::uint64_t, route::route_kind_count> routed{};
+  // LAN queries answered with their zone's local negative answer because
+  // the LAN server failed them (never reached, SERVFAIL, REFUSED).
+  std::uint64_t lan_fallbacks = 0;
+  // Blocked queries by the list whose rule blocked them (its index in the
+  // table in use; block::max_lists of them at most).
+  std::vector<std::uint64_t> blocked_by_list;
+  // Queries whose name an allow rule covers (allow lists, `@@` rules,
+  // blocking.allow), blocked by a list or not.
+  std::uint64_t allowed_by_rule = 0;
+};
+
+// How blocked names are answered and for whom (config `blocking`).
+struct BlockingPolicy {
+  std::shared_ptr<const block::BlockTable> table;  // null: blocking off
+  std::shared_ptr<const route::BlockingGroups> groups;
+  route::BlockedAnswer answer = route::BlockedAnswer::nxdomain;
 };
 
 class Engine {
@@ -82,7 +105,9 @@ class Engine {
   // transfers, meta-types, classes other than IN);
   // either way `reply` is not kept. With HitDelivery::now a cache hit is
   // answered now too (counted like any reply) and `reply` is not kept.
-  Result submit(dns::ByteView packet, Protocol proto, ReplyFn reply, HitDelivery hits = HitDelivery::from_loop);
+  // `client`: the peer's address (blocking groups); null when unknown.
+  Result submit(dns::ByteView packet, Protocol proto, ReplyFn reply, HitDelivery hits = HitDelivery::from_loop,
+                const sockaddr* client = nullptr);
   // The client went away (TCP connection closed): stop work, no reply.
   void abandon(QueryId id);
   // Answers every pending query with SERVFAIL now (shutdown deadline).
@@ -95,6 +120,22 @@ class Engine {
   // Reload: the total budget of queries that arrive from now on (those in
   // flight keep the budget they started with).
   void set_total_budget(loop::Duration total) { opts_.total_budget = total; }
+  // The routing step (route/route_decision.hpp): without a table every
+  // query goes to the upstreams. `lan` runs the table's LAN groups and must
+  // have adopted `table`. Queries in flight keep the table they started
+  // with.
+  void set_routes(std::shared_ptr<const route::RouteTable> table, LanForwarders* lan) {
+    routes_ = std::move(table);
+    lan_ = lan;
+  }
+  const std::shared_ptr<const route::RouteTable>& routes() const { return routes_; }
+  // The route a query for `qname`/`qtype` from `client` would take now.
+  route::Route route_for(dns::ByteView qname, std::uint16_t qtype, const sockaddr* client = nullptr) const;
+  // Blocking: a new table (the builder's), groups or answer apply to the
+  // next query. The per-list counters restart with a new table (its lists
+  // may be others).
+  void set_blocking(BlockingPolicy p);
+  const BlockingPolicy& blocking() const { return blocking_; }
 
   // Builds the reply for an admission-time refusal (listener caps), counting
   // it like any other reply. Empty when the packet is not a parseable query
@@ -112,6 +153,12 @@ class Engine {
     ReplyFn reply;
     loop::Timer budget;
     upstream::Pool::Ticket ticket = 0;
+    // Set for a query routed to a LAN group: where it went, and the zone
+    // (kept alive with its table) whose local answer a failure falls back
+    // to.
+    LanGroupRuntime* lan = nullptr;
+    std::shared_ptr<const route::RouteTable> table;
+    const route::ZoneRoute* zone = nullptr;
   };
   void complete(QueryId id, dns::Bytes&& reply);
   // The single path every reply to a parsed query takes to the client:
@@ -122,7 +169,10 @@ class Engine {
   // it is taken back. A cache answer arrives as a PoolOutcome like a fresh
   // one and takes the same delivery step.
   std::uint64_t forward(const ClientQuery& cq, loop::TimePoint deadline, upstream::Pool::Done done);
-  void cancel_forward(std::uint64_t ticket);
+  void cancel_forward(const ClientQuery& cq);
+  // A reply built here for a route that needs no exchange (local records,
+  // a zone's negative answer, localhost), already through for_client.
+  dns::Bytes local_reply(dns::ByteView packet, const dns::Query& q, const route::Route& r, Protocol proto);
   // Cache hits: answered inside submit(), delivered from the loop (the reply
   // contract) in one batch per loop pass. A hit needs no ClientQuery, budget
   // timer or cache ticket, since nothing can make it wait: one zero-delay
@@ -139,6 +189,9 @@ class Engine {
   upstream::Pool& pool_;
   EngineOptions opts_;
   cache::CachingPool* cache_;
+  std::shared_ptr<const route::RouteTable> routes_;
+  LanForwarders* lan_ = nullptr;
+  BlockingPolicy blocking_;
   QueryId next_id_ = 1;
   std::unordered_map<QueryId, ClientQuery> live_;
   QueryCounters counters_;

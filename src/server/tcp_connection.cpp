@@ -1,5 +1,9 @@
 #include "server/tcp_connection.hpp"
 
+#include <netinet/in.h>
+
+#include <cstring>
+
 #include <event2/buffer.h>
 
 #include <algorithm>
@@ -107,11 +111,25 @@ void TcpConnection::on_read() {
     std::weak_ptr<TcpConnection*> weak = alive_;
     // The id is known only after submit returns; the reply looks it up.
     auto id_box = std::make_shared<query::Engine::QueryId>(0);
-    auto res = engine_.submit(frame, query::Protocol::tcp, [weak, id_box](dns::Bytes&& reply) {
-      auto alive = weak.lock();
-      if (!alive || !*alive) return;
-      (*alive)->answer(*id_box, std::move(reply));
-    });
+    // The client's address, for the blocking groups.
+    sockaddr_storage peer{};
+    if (client_.family == AF_INET6) {
+      auto* v6 = reinterpret_cast<sockaddr_in6*>(&peer);
+      v6->sin6_family = AF_INET6;
+      std::memcpy(&v6->sin6_addr, client_.addr.data(), 16);
+    } else {
+      auto* v4 = reinterpret_cast<sockaddr_in*>(&peer);
+      v4->sin_family = AF_INET;
+      std::memcpy(&v4->sin_addr, client_.addr.data(), 4);
+    }
+    auto res = engine_.submit(
+        frame, query::Protocol::tcp,
+        [weak, id_box](dns::Bytes&& reply) {
+          auto alive = weak.lock();
+          if (!alive || !*alive) return;
+          (*alive)->answer(*id_box, std::move(reply));
+        },
+        query::Engine::HitDelivery::from_loop, reinterpret_cast<const sockaddr*>(&peer));
     switch (res.kind) {
       case query::Engine::Admission::forwarded:
         *id_box = res.id;

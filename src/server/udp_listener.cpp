@@ -137,7 +137,7 @@ void UdpListener::handle(const ReturnAddress& to, dns::ByteView packet, std::siz
         self->state_.clients.release_udp(client);
         self->send_reply(to, answer);
       },
-      query::Engine::HitDelivery::now);
+      query::Engine::HitDelivery::now, peer);
   switch (res.kind) {
     case query::Engine::Admission::forwarded:
       ++fam.udp_in_flight;

@@ -473,6 +473,13 @@ bool Pool::has_healthy_entry() const {
   return false;
 }
 
+bool Pool::has_admitting_entry() const {
+  const auto now = sched_.now();
+  for (const auto& e : entries_)
+    if (!e->draining && e->health.admits(now)) return true;
+  return false;
+}
+
 std::vector<EntrySnapshot> Pool::snapshot() const {
   std::vector<EntrySnapshot> out;
   out.reserve(entries_.size());

@@ -170,6 +170,10 @@ class Pool {
   // recently: the cache serves stale data at once rather than after its
   // client response timer (RFC 8767 §5, "failure recheck").
   bool has_healthy_entry() const;
+  // Whether some serving entry would take an attempt now (not in backoff,
+  // or half-open with its probe free). When none would, a caller with an
+  // answer of its own (a LAN zone's local fallback) gives it at once.
+  bool has_admitting_entry() const;
   std::size_t requests() const { return requests_.size(); }
   // Shutdown: closes every transport's sessions.
   void close_all();

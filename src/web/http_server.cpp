@@ -282,7 +282,9 @@ bool HttpServer::respond(MHD_Connection* c, const char* url, const char* method,
       r.body = "method not allowed\n";
       r.headers.emplace_back(MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
     } else {
-      r = it->second();
+      QueryArgs args;
+      MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, &collect_arg, &args);
+      r = it->second(args);
     }
     // HEAD: MHD sends the headers of this response (Content-Length
     // included) and drops the body.

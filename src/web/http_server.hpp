@@ -24,6 +24,7 @@
 // (a CORS preflight, OPTIONS, included: nothing here grants CORS).
 #include <cstdint>
 #include <functional>
+#include <type_traits>
 #include <map>
 #include <memory>
 #include <span>
@@ -50,8 +51,24 @@ struct Response {
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
-// Runs on the loop for every GET/HEAD of its path. Must not block.
-using Handler = std::function<Response()>;
+// The URL's query arguments (decoded by MHD).
+using QueryArgs = std::map<std::string, std::string>;
+// Runs on the loop for every GET/HEAD of its path. Must not block. Most
+// handlers read no argument and are written without one.
+class Handler {
+ public:
+  template <class F>
+    requires std::is_invocable_r_v<Response, F&>
+  Handler(F f) : fn_([f = std::move(f)](const QueryArgs&) mutable { return f(); }) {}
+  template <class F>
+    requires(std::is_invocable_r_v<Response, F&, const QueryArgs&> && !std::is_invocable_v<F&>)
+  Handler(F f) : fn_(std::move(f)) {}
+  Handler() = default;
+  Response operator()(const QueryArgs& args = {}) const { return fn_(args); }
+
+ private:
+  std::function<Response(const QueryArgs&)> fn_;
+};
 using Routes = std::map<std::string, Handler>;
 // An operator action: runs on the loop for a POST that action_guard.hpp
 // allows, with the URL's query arguments. No request body is read.

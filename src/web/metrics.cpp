@@ -88,7 +88,11 @@ std::string label(std::string_view k, std::string_view v) {
 std::string join(const std::string& a, const std::string& b) { return a.empty() ? b : b.empty() ? a : a + "," + b; }
 
 std::string upstream_labels(const EntrySnapshot& s) {
-  return label("upstream", std::to_string(s.index)) + "," + label("url", s.label);
+  // LAN servers are no entry of `upstreams`: their label is "lan:" and the
+  // address, which also tells them from the encrypted upstreams.
+  const bool lan = s.kind == "dns";
+  return label("upstream", lan ? "lan:" + s.label.substr(s.label.find("//") + 2) : std::to_string(s.index)) + "," +
+         label("url", s.label);
 }
 
 // Per-upstream family with one sample per upstream.
@@ -484,14 +488,67 @@ BuildInfo build_info() {
   return b;
 }
 
+// The routing step: where queries went, and what is answered here.
+void render_routes(Doc& d, const MetricsInput& in) {
+  d.family("nxdns_routed_queries_total", "counter",
+           "Client queries by the route decided for them: records (hosts files, records), negative (a zone answered "
+           "here), loopback (localhost), lan (a LAN server), upstream (the encrypted upstreams).");
+  for (std::size_t k = 0; k < route::route_kind_count; ++k) {
+    d.sample("nxdns_routed_queries_total", label("route", route::describe(static_cast<route::RouteKind>(k))),
+             in.queries.routed[k]);
+  }
+  d.family("nxdns_lan_fallbacks_total", "counter",
+           "LAN queries answered with their zone's local negative answer because the LAN server could not answer.");
+  d.sample("nxdns_lan_fallbacks_total", "", in.queries.lan_fallbacks);
+  if (in.local) {
+    d.family("nxdns_local_records", "gauge", "Records answered here (hosts files, records, built-in).");
+    d.sample("nxdns_local_records", "", static_cast<std::uint64_t>(in.local->records));
+  }
+  if (!in.blocking || !in.blocking->enabled) return;
+  const BlockingStatus& b = *in.blocking;
+  d.family("nxdns_blocked_queries_total", "counter", "Queries answered as blocked, by the list whose rule blocked them.");
+  for (const auto& l : b.lists) {
+    if (!l.allow_list) d.sample("nxdns_blocked_queries_total", label("list", l.name), l.blocked);
+  }
+  d.family("nxdns_blocklist_rules", "gauge", "Rules each list gives the table in use (allow rules included).");
+  for (const auto& l : b.lists) d.sample("nxdns_blocklist_rules", label("list", l.name), l.rules);
+  d.family("nxdns_blocklist_loaded_timestamp_seconds", "gauge",
+           "When the table holding each list was built (Unix time): a URL list's last successful refresh or reload.");
+  for (const auto& l : b.lists) {
+    if (l.loaded_unix) {
+      d.sample("nxdns_blocklist_loaded_timestamp_seconds", label("list", l.name), static_cast<std::uint64_t>(*l.loaded_unix));
+    }
+  }
+  d.family("nxdns_blocklist_load_failures_total", "counter",
+           "Loads of the lists that failed (a list could not be read); the previous table stayed in use.");
+  d.sample("nxdns_blocklist_load_failures_total", "", b.build_failures);
+  d.family("nxdns_blocklist_memory_bytes", "gauge", "Memory of the blocklist table in use.");
+  d.sample("nxdns_blocklist_memory_bytes", "", static_cast<std::uint64_t>(b.memory_bytes));
+  d.family("nxdns_blocklist_allowed_total", "counter", "Queries whose name an allow rule covers.");
+  d.sample("nxdns_blocklist_allowed_total", "", b.allowed_by_rule);
+}
+
 std::string render_metrics(const MetricsInput& in) {
   std::vector<const EntrySnapshot*> ups;
   ups.reserve(in.upstreams.size());
   for (const auto& s : in.upstreams) ups.push_back(&s);
   std::stable_sort(ups.begin(), ups.end(), [](const EntrySnapshot* a, const EntrySnapshot* b) { return a->index < b->index; });
+  // The LAN servers take the same per-upstream series, after the upstreams;
+  // a server named by two groups is shown once.
+  std::vector<std::string> seen;
+  if (in.local) {
+    for (const auto& g : in.local->lan) {
+      for (const auto& s : g.servers) {
+        if (std::find(seen.begin(), seen.end(), s.label) != seen.end()) continue;
+        seen.push_back(s.label);
+        ups.push_back(&s);
+      }
+    }
+  }
   Doc d;
   render_upstreams(d, ups);
   render_listeners(d, in);
+  render_routes(d, in);
   if (in.cache) render_cache(d, *in.cache);
   if (in.persist) render_persist(d, *in.persist);
   render_process(d, in);

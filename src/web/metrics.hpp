@@ -19,6 +19,8 @@
 #include "query/engine.hpp"
 #include "server/limits.hpp"
 #include "upstream/pool.hpp"
+#include "web/blocking_status.hpp"
+#include "web/local_names.hpp"
 
 namespace nxdns::web {
 
@@ -46,6 +48,8 @@ struct MetricsInput {
   std::size_t episodes_open = 0;
   std::optional<cache::CacheStats> cache;  // absent: cache.enabled is false
   std::optional<cache::PersistStats> persist;  // absent: no cache.persist_file (or no cache)
+  std::optional<LocalNamesStatus> local;  // absent: no routing step (tests)
+  std::optional<BlockingStatus> blocking;  // absent: no blocking service (tests)
 };
 
 std::string render_metrics(const MetricsInput& in);

@@ -335,12 +335,99 @@ std::string html_escape(std::string_view s) {
   return o;
 }
 
+// Which router serves the LAN's names, whether it does, and where the
+// queries went (the routing step).
+void local_names_section(Html& h, const HealthInput& in) {
+  if (!in.local) return;
+  const LocalNamesStatus& l = *in.local;
+  h.raw("<section aria-labelledby=\"local-h\"><h2 id=\"local-h\">Local names</h2><dl class=\"figures\">");
+  h.raw("<div><dt>Home router</dt><dd>").figure("span", "local_names.home_router", "", l.home_router);
+  for (const auto& g : l.lan) {
+    if (!g.home_router) continue;
+    for (const auto& e : g.servers) {
+      if (serves_no_dns(e)) {
+        h.raw(" &mdash; ").figure("strong", "local_names.router_serves_dns", "false",
+                                  "does not serve DNS now; its names get their local answer");
+      }
+    }
+  }
+  const auto& routed = in.queries.routed;
+  auto at = [&routed](route::RouteKind k) { return routed[static_cast<std::size_t>(k)]; };
+  const std::uint64_t here =
+      at(route::RouteKind::records) + at(route::RouteKind::negative) + at(route::RouteKind::loopback);
+  h.raw("</dd></div><div><dt>Answered here</dt><dd>").number("span", "local_names.answered_here", here);
+  h.raw(" queries (").number("span", "local_names.records", l.records).raw(" records, ");
+  h.number("span", "local_names.zones_answered_here", l.zones_answered_here).raw(" zones)");
+  h.raw("</dd></div><div><dt>Sent to LAN servers</dt><dd>").number("span", "local_names.lan_queries", at(route::RouteKind::lan));
+  h.raw(" queries</dd></div><div><dt>Sent upstream</dt><dd>").number("span", "local_names.upstream_queries", at(route::RouteKind::upstream));
+  h.raw(" queries</dd></div></dl>");
+  if (!l.lan.empty()) {
+    h.raw("<table><thead><tr><th scope=\"col\">LAN server</th><th scope=\"col\">Zones</th><th scope=\"col\">State</th></tr></thead><tbody>");
+    std::size_t i = 0;
+    for (const auto& g : l.lan) {
+      std::string zones;
+      for (const auto& z : g.zones) zones += (zones.empty() ? "" : ", ") + z;
+      for (const auto& e : g.servers) {
+        const std::string f = "local_names.lan." + std::to_string(i++);
+        h.raw("<tr><td>").figure("span", f + ".url", "", e.label + (g.home_router ? " (home router)" : ""));
+        h.raw("</td><td>").figure("span", f + ".zones", "", zones);
+        h.raw("</td><td>").figure("span", f + ".state", upstream::describe(e.health), upstream::describe(e.health));
+        h.raw("</td></tr>");
+      }
+    }
+    h.raw("</tbody></table>");
+  }
+  h.raw("</section>");
+}
+
+// Blocking: how much of the household's traffic it stops, and each list
+// with its size and age.
+void blocking_section(Html& h, const HealthInput& in) {
+  if (!in.blocking || !in.blocking->enabled) return;
+  const BlockingStatus& b = *in.blocking;
+  std::uint64_t routed = 0;
+  for (std::uint64_t n : in.queries.routed) routed += n;
+  const std::uint64_t blocked = in.queries.routed[static_cast<std::size_t>(route::RouteKind::blocked)];
+  h.raw("<section aria-labelledby=\"blocking-h\"><h2 id=\"blocking-h\">Blocking</h2><dl class=\"figures\">");
+  h.raw("<div><dt>Blocked</dt><dd>");
+  if (routed == 0) {
+    h.figure("span", "blocking.share", "", "–");
+  } else {
+    const double r = static_cast<double>(blocked) / static_cast<double>(routed);
+    h.figure("span", "blocking.share", ms_value(r), fixed(r * 100.0, 1) + " %");
+  }
+  h.raw(" of queries (").number("span", "blocking.blocked", blocked).raw(")</dd></div>");
+  h.raw("<div><dt>Rules</dt><dd>").number("span", "blocking.rules", b.rules).raw(" (");
+  h.figure("span", "blocking.memory_bytes", std::to_string(b.memory_bytes), bytes_text(b.memory_bytes)).raw(")");
+  if (b.last_error) h.raw("; last load failed: ").figure("strong", "blocking.last_error", "", *b.last_error);
+  h.raw("</dd></div></dl>");
+  h.raw("<table><thead><tr><th scope=\"col\">List</th><th scope=\"col\">Rules</th><th scope=\"col\">Blocked</th>"
+        "<th scope=\"col\">Loaded</th></tr></thead><tbody>");
+  for (std::size_t i = 0; i < b.lists.size(); ++i) {
+    const auto& l = b.lists[i];
+    const std::string f = "blocking.lists." + std::to_string(i);
+    h.raw("<tr><td>").figure("span", f + ".name", "", l.name + (l.allow_list ? " (allow)" : ""));
+    h.raw("</td><td>").number("span", f + ".rules", l.rules);
+    h.raw("</td><td>").number("span", f + ".blocked", l.blocked);
+    h.raw("</td><td>");
+    if (l.loaded_unix) {
+      h.figure("span", f + ".loaded_unix", std::to_string(*l.loaded_unix), utc_text(*l.loaded_unix));
+    } else {
+      h.figure("span", f + ".loaded_unix", "", "–");
+    }
+    h.raw("</td></tr>");
+  }
+  h.raw("</tbody></table></section>");
+}
+
 std::string render_summary(const PageInput& in) {
   Html h;
   status_line(h, in.health);
   upstream_table(h, in.health);
   listener_tables(h, in.health);
   cache_section(h, in.health);
+  local_names_section(h, in.health);
+  blocking_section(h, in.health);
   episode_table(h, in.episodes, in.now);
   return h.take();
 }

@@ -196,6 +196,14 @@ std::string render_health(const HealthInput& in) {
     }
   }
   w.end_object();
+  if (in.local) {
+    w.key("local_names");
+    write_local_names(w, *in.local);
+  }
+  if (in.blocking) {
+    w.key("blocking");
+    write_blocking(w, *in.blocking);
+  }
   w.end_object();
   return w.take();
 }

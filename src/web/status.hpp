@@ -14,6 +14,8 @@
 #include "server/limits.hpp"
 #include "upstream/pool.hpp"
 #include "web/history_ring.hpp"
+#include "web/blocking_status.hpp"
+#include "web/local_names.hpp"
 
 namespace nxdns::web {
 
@@ -48,6 +50,8 @@ struct HealthInput {
   std::size_t open_episodes = 0;
   std::optional<cache::CacheStats> cache;  // absent: cache.enabled is false
   std::optional<cache::PersistStats> persist;  // absent: no cache.persist_file (or no cache)
+  std::optional<LocalNamesStatus> local;  // absent: no routing step (tests)
+  std::optional<BlockingStatus> blocking;  // absent: no blocking service (tests)
 };
 
 std::string render_health(const HealthInput& in);

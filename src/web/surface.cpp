@@ -36,6 +36,8 @@ struct Surface {
     in.open_episodes = src.diagnostics->open_count();
     if (src.cache) in.cache = src.cache->stats();
     if (src.persist) in.persist = src.persist->stats();
+    if (src.local_now) in.local = src.local_now();
+    if (src.blocking_now) in.blocking = src.blocking_now();
     return in;
   }
 
@@ -115,6 +117,8 @@ Routes daemon_routes(Sources src) {
     in.episodes_open = s->src.diagnostics->open_count();
     if (s->src.cache) in.cache = s->src.cache->stats();
     if (s->src.persist) in.persist = s->src.persist->stats();
+    if (s->src.local_now) in.local = s->src.local_now();
+    if (s->src.blocking_now) in.blocking = s->src.blocking_now();
     Response resp;
     resp.content_type = metrics_content_type;
     resp.body = render_metrics(in);
@@ -134,6 +138,63 @@ Routes daemon_routes(Sources src) {
     resp.body = render_diagnostics(s->src.diagnostics->episodes(), s->src.diagnostics->capacity(), s->src.sched->now());
     return resp;
   };
+  // GET /api/why?name=NAME[&type=T][&client=IP]: how the name would be
+  // routed (`nxdns why`). Read-only, like /api/health.
+  r["/api/why"] = [s](const std::map<std::string, std::string>& args) {
+    Response resp;
+    resp.content_type = json_content_type;
+    auto bad = [&resp](const std::string& why) {
+      resp.status = 400;
+      JsonWriter w;
+      w.begin_object();
+      w.key("error").value(why);
+      w.end_object();
+      resp.body = w.take();
+      return resp;
+    };
+    WhyInput in;
+    const auto name = args.find("name");
+    if (name == args.end() || name->second.empty()) return bad("name is required (?name=NAME)");
+    in.name = name->second;
+    const auto wire = dns::name_from_text(in.name);
+    if (!wire) return bad("not a valid domain name");
+    if (auto t = args.find("type"); t != args.end()) {
+      auto q = route::qtype_from_text(t->second);
+      if (!q) return bad("not a query type (A, AAAA, MX, TYPE65, ...)");
+      in.qtype = *q;
+    }
+    std::optional<net::Endpoint> client;
+    if (auto c = args.find("client"); c != args.end() && !c->second.empty()) {
+      client = net::make_endpoint(c->second, 0);
+      if (!client) return bad("client must be an IP address");
+      in.client = client->host_string();
+      in.client_refused = s->src.listeners->access.decide(client->sa()) == server::Access::refuse;
+    }
+    const auto& table = s->src.engine->routes();
+    const auto& blocking = s->src.engine->blocking();
+    if (blocking.table) {
+      in.blocking_applies = !blocking.groups || blocking.groups->applies(client ? client->sa() : nullptr);
+      in.blocking = blocking.table->why(*wire);
+    }
+    if (table) {
+      const route::Route r = s->src.engine->route_for(*wire, in.qtype, client ? client->sa() : nullptr);
+      in.explanation = route::explain(*table, r);
+      if (r.kind == route::RouteKind::blocked && r.block.list < blocking.table->lists().size()) {
+        in.explanation.source = blocking.table->lists()[r.block.list].name + ":" + std::to_string(r.block.line);
+        in.explanation.answer = describe_blocked(blocking.answer);
+      }
+    } else {
+      in.explanation.route = "upstream";
+      in.explanation.answer = "sent to the encrypted upstreams (through the cache)";
+    }
+    if (auto f = args.find("format"); f != args.end() && f->second == "text") {
+      resp.content_type = "text/plain; charset=utf-8";
+      resp.body = render_why_text(in);
+    } else {
+      resp.body = render_why(in);
+    }
+    return resp;
+  };
   r["/api/history"] = [s] {
     Response resp;
     resp.content_type = json_content_type;
@@ -142,9 +203,9 @@ Routes daemon_routes(Sources src) {
   };
   return r;
 }
-PostRoutes daemon_post_routes(cache::CachingPool* cache) {
+PostRoutes daemon_post_routes(cache::CachingPool* cache, std::function<std::size_t(const std::string* name)> also) {
   PostRoutes r;
-  r["/api/cache/flush"] = [cache](const std::map<std::string, std::string>& args) {
+  r["/api/cache/flush"] = [cache, also](const std::map<std::string, std::string>& args) {
     Response resp;
     resp.content_type = json_content_type;
     JsonWriter w;
@@ -159,10 +220,10 @@ PostRoutes daemon_post_routes(cache::CachingPool* cache) {
         w.key("error").value("not a valid domain name");
       } else {
         w.key("name").value(name->second);
-        w.key("flushed").value(static_cast<std::uint64_t>(*n));
+        w.key("flushed").value(static_cast<std::uint64_t>(*n + (also ? also(&name->second) : 0)));
       }
     } else {
-      w.key("flushed").value(static_cast<std::uint64_t>(cache->flush_all()));
+      w.key("flushed").value(static_cast<std::uint64_t>(cache->flush_all() + (also ? also(nullptr) : 0)));
     }
     w.end_object();
     resp.body = w.take();

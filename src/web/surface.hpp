@@ -16,6 +16,8 @@
 #include "server/limits.hpp"
 #include "upstream/pool.hpp"
 #include "web/http_server.hpp"
+#include "web/blocking_status.hpp"
+#include "web/local_names.hpp"
 
 namespace nxdns::web {
 
@@ -37,6 +39,9 @@ struct Sources {
   // rebind listeners).
   std::function<std::vector<net::Endpoint>()> udp_now;
   std::function<std::vector<net::Endpoint>()> tcp_now;
+  // The routing step's state (status page, /api/health), read per request.
+  std::function<LocalNamesStatus()> local_now;
+  std::function<BlockingStatus()> blocking_now;
 };
 
 // Also starts the history sampler (one sample a second, owned by the
@@ -52,6 +57,7 @@ inline constexpr const char* page_csp =
 // entry under that name): the operator's flush, which `nxdns cache flush`
 // calls. Loopback peers only, and no web page of another origin (HttpServer
 // enforces both: action_guard.hpp); nothing on the DNS side reaches it.
-PostRoutes daemon_post_routes(cache::CachingPool* cache);
+// `also` flushes the LAN servers' caches with the main one.
+PostRoutes daemon_post_routes(cache::CachingPool* cache, std::function<std::size_t(const std::string* name)> also = {});
 
 }  // namespace nxdns::web

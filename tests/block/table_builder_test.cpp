@@ -32,7 +32,7 @@ namespace {
 constexpr auto kWithin = 20s;
 
 ListSource body(const char* name, std::string text) {
-  return ListSource{name, false, std::make_shared<const std::string>(std::move(text))};
+  return ListSource{name, false, std::make_shared<const std::string>(std::move(text)), {}};
 }
 
 Verdict verdict(const BlockTable& t, const char* name) { return t.decide(*dns::name_from_text(name)).verdict; }
@@ -97,7 +97,7 @@ TEST(TableBuilder, StreamsFilesAcrossReads) {
   std::string text = "# a big list\r\n";
   for (int i = 0; i < 10000; ++i) text += log::cat("0.0.0.0 host-number-", i, ".ads.example.com\r\n");
   const std::string path = write_file("big.hosts", text);
-  builder->request({ListSource{path, false, nullptr}, ListSource{write_file("allow.txt", "host-number-7.ads.example.com\n"), true, nullptr}});
+  builder->request({ListSource{path, false, nullptr, {}}, ListSource{write_file("allow.txt", "host-number-7.ads.example.com\n"), true, nullptr, {}}});
   CHECK_TRUE(until_results(1));
   const BlockTable& t = *builder->table();
   CHECK_EQUAL(10000u, t.rules(RuleKind::exact, false));
@@ -139,7 +139,7 @@ TEST(TableBuilder, AMissingFileIsNamedAndThePreviousTableKept) {
   const std::shared_ptr<const BlockTable> before = builder->table();
 
   const std::string missing = (dir / "no-such.hosts").string();
-  builder->request({body("good", "ads.example\nmore.example\n"), ListSource{missing, false, nullptr}});
+  builder->request({body("good", "ads.example\nmore.example\n"), ListSource{missing, false, nullptr, {}}});
   CHECK_TRUE(until_results(2));
   CHECK_TRUE(results[1].table == nullptr);
   CHECK_TRUE(results[1].error.has_value());
@@ -149,7 +149,7 @@ TEST(TableBuilder, AMissingFileIsNamedAndThePreviousTableKept) {
   CHECK_EQUAL(1u, builder->stats().failures);
 
   // A directory where a file should be is an error of its own.
-  builder->request({ListSource{dir.string(), false, nullptr}});
+  builder->request({ListSource{dir.string(), false, nullptr, {}}});
   CHECK_TRUE(until_results(3));
   STRCMP_EQUAL((dir.string() + ": Is a directory").c_str(), results[2].error->c_str());
   CHECK_TRUE(builder->table() == before);

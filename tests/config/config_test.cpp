@@ -208,7 +208,7 @@ TEST(ConfigErrors, MissingUpstreams) {
 TEST(ConfigErrors, UnknownKeys) {
   STRCMP_EQUAL(
       "test.yaml:4:1: foo: unknown key \"foo\" (allowed here: listen, upstreams, budgets, http, cache, log, "
-      "access_control, client_limits)",
+      "access_control, client_limits, local_zones, home_router, hosts_files, records, forward_special_zones, blocking)",
       error_of(kUp + "foo: 1\n").c_str());
   STRCMP_EQUAL("test.yaml:5:3: budgets.attempt: unknown key \"attempt\" (allowed here: attempt_ms, total_ms)",
                error_of(kUp + "budgets:\n  attempt: 5\n").c_str());
@@ -307,7 +307,8 @@ TEST(ConfigErrors, MessagesStayOnOneLine) {
   const std::string msg = error_of(kUp + "\"evil\\nkey\\x01\": 1\n");
   STRCMP_EQUAL(
       "test.yaml:4:1: \"evil\\nkey\\x01\": unknown key \"evil\\nkey\\x01\" (allowed here: listen, upstreams, "
-      "budgets, http, cache, log, access_control, client_limits)",
+      "budgets, http, cache, log, access_control, client_limits, local_zones, home_router, hosts_files, records, "
+      "forward_special_zones, blocking)",
       msg.c_str());
   try {
     (void)load_string(kUp + "foo: 1\n", "bad\nname.yaml");

@@ -96,6 +96,9 @@ for variant in not-yet-valid expired; do
   cat >"$WORK/doh-$name.yaml" <<YAML
 listen:
   - "$ADDR:$PORT"
+# The project's test names live under "test", which RFC 6761 has a
+# caching server answer itself by default.
+forward_special_zones: [test]
 upstreams:
   - url: "https://doh.test:$(cat "$WORK/doh-$name.port")/dns-query"
     address: "127.0.0.1"

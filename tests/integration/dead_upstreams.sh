@@ -42,6 +42,7 @@ pair_config() {
   {
     echo "listen:"
     echo "  - \"$ADDR:$PORT\""
+    echo "forward_special_zones: [test]  # the test names live under test (RFC 6761)"
     echo "upstreams:"
     for p in "$@"; do
       echo "  - url: \"tls://127.0.0.1:$p\""

@@ -49,6 +49,9 @@ doh_config() {
   cat >"$1" <<YAML
 listen:
   - "$2:$3"
+# The project's test names live under "test", which RFC 6761 has a
+# caching server answer itself by default.
+forward_special_zones: [test]
 upstreams:
   - url: "https://doh.test:$4/dns-query"
     address: "127.0.0.1"
@@ -81,6 +84,9 @@ ATTEMPT_MS=500
 cat >"$WORK/failover.yaml" <<YAML
 listen:
   - "$ADDR:$PORT"
+# The project's test names live under "test", which RFC 6761 has a
+# caching server answer itself by default.
+forward_special_zones: [test]
 upstreams:
   - url: "https://doh.test:$HOLE_PORT/dns-query"
     address: "127.0.0.1"
@@ -221,6 +227,9 @@ doh_http_config() {
   cat >"$1" <<YAML
 listen:
   - "$2:$PORT"
+# The project's test names live under "test", which RFC 6761 has a
+# caching server answer itself by default.
+forward_special_zones: [test]
 upstreams:
   - url: "https://doh.test:$3/dns-query"
     address: "127.0.0.1"

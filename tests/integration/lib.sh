@@ -193,6 +193,9 @@ dot_config() {
   cat >"$1" <<YAML
 listen:
   - "$2:$3"
+# The project's test names live under "test", which RFC 6761 has a
+# caching server answer itself by default.
+forward_special_zones: [test]
 upstreams:
   - url: "tls://127.0.0.1:$4"
     tls_name: "${6:-dot.test}"

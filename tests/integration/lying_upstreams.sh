@@ -89,6 +89,9 @@ start_fixture honest "$WORK/pki"
 cat >"$WORK/pair.yaml" <<YAML
 listen:
   - "$ADDR:$PORT"
+# The project's test names live under "test", which RFC 6761 has a
+# caching server answer itself by default.
+forward_special_zones: [test]
 upstreams:
   - url: "tls://127.0.0.1:$FIX_PORT_liar"
     tls_name: "dot.test"
@@ -142,6 +145,9 @@ err_config() {
   cat >"$1" <<YAML
 listen:
   - "$ADDR:$PORT"
+# The project's test names live under "test", which RFC 6761 has a
+# caching server answer itself by default.
+forward_special_zones: [test]
 upstreams:
   - url: "tls://127.0.0.1:$2"
     tls_name: "dot.test"

@@ -63,6 +63,9 @@ start_daemon() {
   cat >"$WORK/$name.yaml" <<YAML
 listen:
   - "$addr:5300"
+# The project's test names live under "test", which RFC 6761 has a
+# caching server answer itself by default.
+forward_special_zones: [test]
 upstreams:
   - url: "tls://127.0.0.1:$up"
     tls_name: "dot.test"
@@ -220,6 +223,7 @@ check_config() {
   {
     echo "listen:"
     echo "  - \"127.0.0.1:5300\""
+    echo "forward_special_zones: [test]  # the test names live under test (RFC 6761)"
     echo "upstreams:"
     for p in "$@"; do
       echo "  - url: \"tls://127.0.0.1:$p\""
@@ -303,6 +307,9 @@ if [ -x "$DOHFX" ]; then
   cat >"$WORK/doh.yaml" <<YAML
 listen:
   - "127.0.0.1:5300"
+# The project's test names live under "test", which RFC 6761 has a
+# caching server answer itself by default.
+forward_special_zones: [test]
 upstreams:
   - url: "https://127.0.0.1:$DOHP/dns-query"
     tls_name: "dot.test"

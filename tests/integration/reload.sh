@@ -44,7 +44,7 @@ upstream() {  # upstream PORT PRIORITY
 }
 write_config() {
   {
-    printf 'listen:\n%s\nupstreams:\n%s\n' "$1" "$2"
+    printf 'forward_special_zones: [test]\nlisten:\n%s\nupstreams:\n%s\n' "$1" "$2"
     printf 'budgets:\n  attempt_ms: %s\n  total_ms: %s\n' $((1500 * T)) $((3000 * T))
     printf 'http:\n  listen: "%s"\ncache:\n  enabled: true\nlog:\n  level: info\n' "$HTTP"
   } >"$CONF.tmp"

@@ -41,7 +41,7 @@ config() {
   local file=$1 prio=0 p
   shift
   {
-    printf 'listen:\n  - "%s:%s"\nupstreams:\n' "$ADDR" "$PORT"
+    printf 'forward_special_zones: [test]\nlisten:\n  - "%s:%s"\nupstreams:\n' "$ADDR" "$PORT"
     for p in "$@"; do
       printf '  - url: "tls://127.0.0.1:%s"\n    tls_name: "dot.test"\n    ca_file: "%s/ca.pem"\n    priority: %s\n' \
         "$p" "$WORK/pki" "$prio"

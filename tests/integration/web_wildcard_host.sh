@@ -25,6 +25,9 @@ echo nxdns-guard-test >/proc/sys/kernel/hostname
 cat >"$WORK/nxdns.yaml" <<YAML
 listen:
   - "127.0.0.1:5300"
+# The project's test names live under "test", which RFC 6761 has a
+# caching server answer itself by default.
+forward_special_zones: [test]
 upstreams:
   - url: "tls://127.0.0.1:853"
     tls_name: "dot.test"

@@ -24,6 +24,9 @@ HTTP="http://$ADDR:8053"
 cat >"$WORK/nxdns.yaml" <<YAML
 listen:
   - "$ADDR:5300"
+# The project's test names live under "test", which RFC 6761 has a
+# caching server answer itself by default.
+forward_special_zones: [test]
 upstreams:
   - url: "tls://127.0.0.1:$FIX_PORT_up"
     tls_name: dot.test
@@ -75,6 +78,14 @@ python3 "$CHECK" "$SPEC" "$HTTP" POST /api/cache/flush "/api/cache/flush?name=n1
   "/api/cache/flush?name=bad..name" >"$WORK/flush.log" || { cat "$WORK/flush.log"; fail "cache flush responses"; }
 grep -q "bad..name -> 400" "$WORK/flush.log" || fail "an invalid name was not a 400: $(cat "$WORK/flush.log")"
 pass "after queries (and POST /api/cache/flush: 200, 200, 400): every response matches"
+
+# GET /api/why: a local answer, a forwarded name, a client access_control
+# refuses, and a bad name (400).
+python3 "$CHECK" "$SPEC" "$HTTP" GET "/api/why?name=localhost&type=AAAA" "/api/why?name=n1.schema.test" \
+  "/api/why?name=x.invalid&client=203.0.113.9" "/api/why?name=bad..name" >"$WORK/why.log" ||
+  { cat "$WORK/why.log"; fail "why responses"; }
+grep -q "bad..name -> 400" "$WORK/why.log" || fail "an invalid name was not a 400: $(cat "$WORK/why.log")"
+pass "GET /api/why: 200, 200, 200, 400; all match"
 
 # POST /api/reload: applied (the file is unchanged: 200, nothing to
 # restart), then refused with the file broken (422, the daemon unchanged).

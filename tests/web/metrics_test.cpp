@@ -118,6 +118,8 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   q.replies_by_rcode[0][9] = 106;  // NOTAUTH: rendered because it is not zero
   q.replies_by_rcode[1][16] = 130;  // BADVERS: a 12-bit rcode has its own label
   q.replies_by_rcode[1][query::rcode_bucket_other] = 131;
+  for (std::size_t k = 0; k < route::route_kind_count; ++k) q.routed[k] = 140 + k;
+  q.lan_fallbacks = 150;
   q.replies_by_rcode[1][0] = 104;
   q.replies_by_rcode[1][5] = 105;
   q.formerr_unparseable = {107, 108};
@@ -323,6 +325,13 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   k.expect("nxdns_tcp_connections{family=\"ipv6\"}", 119);
   k.expect("nxdns_tcp_accepted_total", 120);
 
+  // Routes.
+  for (std::size_t r = 0; r < route::route_kind_count; ++r) {
+    k.expect(std::string("nxdns_routed_queries_total{route=\"") + route::describe(static_cast<route::RouteKind>(r)) + "\"}",
+             140 + r);
+  }
+  k.expect("nxdns_lan_fallbacks_total", 150);
+
   // Process.
   k.expect("nxdns_diagnostics_episodes_total", 121);
   k.expect("nxdns_diagnostics_open_episodes", 2);
@@ -344,7 +353,7 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   STRCMP_EQUAL("counter", e.types.at("nxdns_upstream_tls_handshakes_total").c_str());
   STRCMP_EQUAL("gauge", e.types.at("nxdns_upstream_queue_depth").c_str());
   STRCMP_EQUAL("counter", e.types.at("nxdns_upstream_queued_total").c_str());
-  LONGS_EQUAL(42, e.families.size());  // 33 + three TLS handshake families + capacity + error answers + clock behind + resent + hedged + pipelining
+  LONGS_EQUAL(44, e.families.size());  // 33 + three TLS handshake families + capacity + error answers + clock behind + resent + hedged + pipelining + the two route families
 
   // The three answers reached their callers; everything else is still in
   // flight or queued.
