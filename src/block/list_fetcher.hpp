@@ -8,7 +8,8 @@
 // streamed to a temporary file and renamed over the copy only when whole);
 // the result comes back to the loop the way the cache file's writes do
 // (cache/persistence.cpp): the worker sets a flag, a loop timer sees it and
-// joins the thread. Nothing here blocks the loop but a stat of the copy.
+// joins the thread. Nothing here blocks the loop but a stat of the copy
+// after a failure and, on the first fetch, opening libcurl.
 //
 // Names are resolved through the daemon's own routing: the fetcher never
 // asks the system resolver, which may point at this very daemon or be
