@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <system_error>
+#include <utility>
 
 #include "log/log.hpp"
 #include "loop/event_handles.hpp"
@@ -38,28 +39,61 @@ bool write_all(int fd, dns::ByteView bytes) {
 
 }  // namespace
 
-std::optional<std::string> replace_file(const std::string& path, dns::ByteView bytes) {
-  const std::string tmp = path + ".tmp";
-  const auto failed = [&tmp](const char* step) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    return log::cat(step, ": ", errno_text(err));
-  };
-  {
-    loop::UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
-    if (!fd) return log::cat("cannot create ", tmp, ": ", errno_text(errno));
-    if (!write_all(fd.get(), bytes)) return failed("write");
-    // The data must be on the card before the rename makes it the file:
-    // otherwise a power cut can leave the new name on an empty file.
-    if (::fsync(fd.get()) != 0) return failed("fsync");
-    if (::close(fd.release()) != 0) return failed("close");
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return failed("rename");
+FileReplacement::FileReplacement(std::string path) : path_(std::move(path)), tmp_(path_ + ".tmp") {}
+
+FileReplacement::~FileReplacement() { abandon(); }
+
+std::optional<std::string> FileReplacement::fail(const char* step) {
+  const int err = errno;
+  abandon();
+  return log::cat(step, ": ", errno_text(err));
+}
+
+std::optional<std::string> FileReplacement::open() {
+  abandon();
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd_ < 0) return log::cat("cannot create ", tmp_, ": ", errno_text(errno));
+  pending_ = true;
+  return std::nullopt;
+}
+
+std::optional<std::string> FileReplacement::write(dns::ByteView bytes) {
+  if (fd_ < 0) return std::string("write: the file is not open");
+  if (!write_all(fd_, bytes)) return fail("write");
+  return std::nullopt;
+}
+
+std::optional<std::string> FileReplacement::commit() {
+  if (fd_ < 0) return std::string("commit: the file is not open");
+  // The data must be on the card before the rename makes it the file:
+  // otherwise a power cut can leave the new name on an empty file.
+  if (::fsync(fd_) != 0) return fail("fsync");
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) return fail("close");
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0) return fail("rename");
+  pending_ = false;
   // The rename is an entry in the directory: it lasts once that is synced.
-  loop::UniqueFd dir(::open(directory_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  loop::UniqueFd dir(::open(directory_of(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!dir) return log::cat("open directory: ", errno_text(errno));
   if (::fsync(dir.get()) != 0) return log::cat("fsync directory: ", errno_text(errno));
   return std::nullopt;
+}
+
+void FileReplacement::abandon() noexcept {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+  if (pending_) ::unlink(tmp_.c_str());
+  pending_ = false;
+}
+
+std::optional<std::string> replace_file(const std::string& path, dns::ByteView bytes) {
+  FileReplacement f(path);
+  if (auto e = f.open()) return e;
+  if (auto e = f.write(bytes)) return e;
+  return f.commit();
 }
 
 FileRead read_whole_file(const std::string& path, std::size_t max_size) {

@@ -75,6 +75,7 @@ std::optional<CurlLibrary> open_curl_library(const char* path, const char* fallb
   ok = resolve(h, "curl_easy_init", lib.easy_init, &missing) && ok;
   ok = resolve(h, "curl_easy_cleanup", lib.easy_cleanup, &missing) && ok;
   ok = resolve(h, "curl_easy_setopt", lib.easy_setopt, &missing) && ok;
+  ok = resolve(h, "curl_easy_perform", lib.easy_perform, &missing) && ok;
   ok = resolve(h, "curl_easy_getinfo", lib.easy_getinfo, &missing) && ok;
   ok = resolve(h, "curl_easy_strerror", lib.easy_strerror, &missing) && ok;
   ok = resolve(h, "curl_multi_init", lib.multi_init, &missing) && ok;
@@ -99,6 +100,17 @@ std::optional<CurlLibrary> open_curl_library(const char* path, const char* fallb
 const CurlLibrary* load_curl_library(std::string* error) {
   if (!loaded) loaded = open_curl_library(NXDNS_LIBCURL_PATH, NXDNS_LIBCURL_SONAME, error);
   return loaded ? &*loaded : nullptr;
+}
+
+const CurlLibrary* load_initialised_curl(std::string* error) {
+  const CurlLibrary* lib = load_curl_library(error);
+  if (!lib) return nullptr;
+  static const CURLcode rc = lib->global_init(CURL_GLOBAL_DEFAULT);
+  if (rc != CURLE_OK) {
+    if (error) *error = log::cat("libcurl initialisation failed: ", lib->easy_strerror(rc));
+    return nullptr;
+  }
+  return lib;
 }
 
 const CurlLibrary& curl_lib() {

@@ -1,10 +1,11 @@
 #pragma once
-// libcurl, opened at run time when the first DoH upstream is built instead of
-// being linked. Debian's libcurl brings OpenSSL and a long dependency tail
-// (Kerberos, LDAP, SASL, RTMP, SSH) into every process that links it: 3.7 MiB
-// of resident pages in a daemon whose upstreams are all DoT, which never calls
-// curl (docs/performance.md, memory). Opened this way, those libraries are
-// mapped only by daemons that forward over HTTPS.
+// libcurl, opened at run time when the first DoH upstream is built (or the
+// first blocklist is downloaded) instead of being linked. Debian's libcurl
+// brings OpenSSL and a long dependency tail (Kerberos, LDAP, SASL, RTMP, SSH)
+// into every process that links it: 3.7 MiB of resident pages in a daemon
+// whose upstreams are all DoT, which never calls curl (docs/performance.md,
+// memory). Opened this way, those libraries are mapped only by daemons that
+// use HTTPS.
 //
 // The table holds libcurl's own entry points, called exactly as the linked
 // functions would be; curl's headers still give every type and constant, so
@@ -22,6 +23,7 @@ struct CurlLibrary {
   CURL* (*easy_init)();
   void (*easy_cleanup)(CURL*);
   CURLcode (*easy_setopt)(CURL*, CURLoption, ...);
+  CURLcode (*easy_perform)(CURL*);
   CURLcode (*easy_getinfo)(CURL*, CURLINFO, ...);
   const char* (*easy_strerror)(CURLcode);
   CURLM* (*multi_init)();
@@ -54,6 +56,14 @@ std::optional<CurlLibrary> open_curl_library(const char* path, const char* fallb
 // On failure returns nullptr and says which file and why; a later call tries
 // again. Not thread-safe: the daemon calls it from its one thread.
 const CurlLibrary* load_curl_library(std::string* error);
+
+// load_curl_library(), then curl_global_init once for the process lifetime
+// (libcurl's global state is never torn down: a later user would need it
+// again). curl_global_init is not thread-safe and must run before any other
+// curl call, so every user of libcurl (the DoH multi on the loop, the list
+// fetcher's worker thread) calls this from the daemon's one thread first.
+// nullptr and a one-line reason when either step fails.
+const CurlLibrary* load_initialised_curl(std::string* error);
 
 // The library load_curl_library() opened. Calling it before a successful
 // load is a programming error (it aborts with a message, never returns a

@@ -16,15 +16,6 @@ namespace nxdns::upstream {
 
 namespace {
 
-// curl_global_init is not thread-safe and must run before any other curl
-// call; the daemon is single-threaded and creates its multi at startup, so
-// the first create() does it, once, for the process lifetime (libcurl's
-// global state is never torn down: a later create() would need it again).
-CURLcode global_init() {
-  static const CURLcode rc = curl_lib().global_init(CURL_GLOBAL_DEFAULT);
-  return rc;
-}
-
 // Whether a socket takes writes now (a zero-timeout poll).
 bool writable_now(evutil_socket_t fd) {
   pollfd p{};
@@ -43,12 +34,7 @@ timeval ms_to_timeval(long ms) {
 }  // namespace
 
 std::shared_ptr<CurlMulti> CurlMulti::create(event_base* base, std::string* error) {
-  if (!load_curl_library(error)) return nullptr;
-  const CURLcode g = global_init();
-  if (g != CURLE_OK) {
-    if (error) *error = log::cat("libcurl initialisation failed: ", curl_lib().easy_strerror(g));
-    return nullptr;
-  }
+  if (!load_initialised_curl(error)) return nullptr;
   auto m = std::make_shared<CurlMulti>(Key{}, base);
   if (!m->init(error)) return nullptr;
   return m;
