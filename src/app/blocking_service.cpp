@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "log/log.hpp"
@@ -9,16 +10,6 @@
 namespace nxdns::app {
 
 namespace {
-
-// FNV-1a 64: a stable, path-safe name for a URL's copy.
-std::uint64_t fnv1a(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 route::BlockedAnswer answer_of(config::Blocking::Answer a) {
   switch (a) {
@@ -33,13 +24,8 @@ constexpr const char* allow_list_name = "blocking.allow";
 
 }  // namespace
 
-std::string list_copy_path(const std::string& state_dir, const std::string& url) {
-  char name[32];
-  std::snprintf(name, sizeof name, "%016llx.list", static_cast<unsigned long long>(fnv1a(url)));
-  return state_dir + (state_dir.empty() || state_dir.back() != '/' ? "/" : "") + name;
-}
-
-BlockingService::BlockingService(loop::Scheduler& sched, query::Engine& engine) : sched_(sched), engine_(engine) {
+BlockingService::BlockingService(loop::Scheduler& sched, query::Engine& engine, block::ListResolver resolve)
+    : sched_(sched), engine_(engine), resolve_(std::move(resolve)), refresh_(sched) {
   builder_ = std::make_unique<block::TableBuilder>(sched_, [this](const block::BuildResult& r) { built(r); });
 }
 
@@ -51,7 +37,7 @@ std::vector<block::ListSource> BlockingService::sources() const {
     block::ListSource s;
     if (!l.url.empty()) {
       s.name = config::redact_url(l.url);
-      s.path = list_copy_path(cfg_.state_dir, l.url);
+      s.path = fetcher_->copy_path(l.url);
       struct stat st {};
       // Never fetched yet (a first boot without WAN): the other lists
       // still block; this one joins when its first copy arrives.
@@ -90,10 +76,37 @@ void BlockingService::apply(const config::Blocking& cfg) {
     // No list: nothing blocks, and no thread is started.
     p.table.reset();
     engine_.set_blocking(std::move(p));
+    refresh_.disarm();
+    fetcher_.reset();
     return;
   }
   engine_.set_blocking(std::move(p));
+  const bool urls = std::any_of(cfg_.lists.begin(), cfg_.lists.end(), [](const auto& l) { return !l.url.empty(); });
+  if (!urls) {
+    fetcher_.reset();
+    refresh_.disarm();
+  } else if (!fetcher_ || fetcher_->options().directory != cfg_.state_dir) {
+    block::ListFetcherOptions o;
+    o.directory = cfg_.state_dir;
+    fetcher_ = std::make_unique<block::ListFetcher>(sched_, resolve_, std::move(o));
+  }
+  // What is on disk blocks at once (a boot without WAN); fetches follow.
   builder_->request(sources());
+  if (urls) fetch_all();
+}
+
+void BlockingService::fetch_all() {
+  for (const auto& l : cfg_.lists) {
+    if (l.url.empty()) continue;
+    fetcher_->fetch(block::RemoteList{l.url, l.ca_file, config::redact_url(l.url)},
+                    [this](const block::FetchResult& r) { fetched(r); });
+  }
+  refresh_.arm(cfg_.refresh, [this] { fetch_all(); });
+}
+
+void BlockingService::fetched(const block::FetchResult& r) {
+  // A new copy changes the table; a 304 or a failure leaves it as it is.
+  if (r.outcome == block::FetchOutcome::updated) builder_->request(sources());
 }
 
 void BlockingService::built(const block::BuildResult& r) {
@@ -132,6 +145,24 @@ BlockingStatus BlockingService::status() const {
       l.loaded_unix = loaded_unix_;
       if (i < counters.blocked_by_list.size()) l.blocked = counters.blocked_by_list[i];
       s.lists.push_back(std::move(l));
+    }
+  }
+  // URL lists the table does not hold yet (never fetched) are shown too.
+  for (const auto& cl : cfg_.lists) {
+    if (cl.url.empty()) continue;
+    const std::string name = config::redact_url(cl.url);
+    auto it = std::find_if(s.lists.begin(), s.lists.end(), [&](const BlockListStatus& x) { return x.name == name; });
+    if (it == s.lists.end()) {
+      BlockListStatus l;
+      l.name = name;
+      l.url = true;
+      s.lists.push_back(std::move(l));
+      it = s.lists.end() - 1;
+    }
+    if (const block::ListFetchState* f = fetcher_ ? fetcher_->state(cl.url) : nullptr) {
+      it->fetched_unix = f->last_success_unix;
+      it->fetch_error = f->last_error;
+      it->fetch_failures = f->failures;
     }
   }
   const auto st = builder_->stats();

@@ -4,6 +4,7 @@
 
 #include <csignal>
 
+#include "app/list_resolver.hpp"
 #include "app/route_inputs.hpp"
 #include "app/sd_notify.hpp"
 #include "log/log.hpp"
@@ -153,7 +154,8 @@ std::unique_ptr<Daemon> Daemon::create(const config::Config& cfg, const Transpor
         [daemon = d.get()](const route::HomeNetwork& home) { daemon->home_network_changed(home); });
   }
   if (!d->apply_routes(cfg, cfg.budgets.total, why)) return nullptr;
-  d->blocking_ = std::make_unique<BlockingService>(*d->sched_, *d->engine_);
+  // A list's host is resolved the household's way, through the engine.
+  d->blocking_ = std::make_unique<BlockingService>(*d->sched_, *d->engine_, engine_resolver(*d->engine_));
   d->blocking_->apply(cfg.blocking);
   // A certificate check failed under a wrong clock (no RTC, NTP not there
   // yet) is retried as soon as the clock is set, not after the backoff.

@@ -32,6 +32,21 @@ void write_blocking(JsonWriter& w, const BlockingStatus& s) {
       w.null();
     }
     w.key("blocked").value(l.blocked);
+    if (l.url) {
+      w.key("fetched_unix");
+      if (l.fetched_unix) {
+        w.value(*l.fetched_unix);
+      } else {
+        w.null();
+      }
+      w.key("fetch_error");
+      if (l.fetch_error.empty()) {
+        w.null();
+      } else {
+        w.value(l.fetch_error);
+      }
+      w.key("fetch_failures").value(l.fetch_failures);
+    }
     w.end_object();
   }
   w.end_array();

@@ -21,6 +21,10 @@ struct BlockListStatus {
   std::uint64_t rejected = 0;  // lines not used (junk, modifiers DNS cannot honour, ...)
   std::optional<std::time_t> loaded_unix;  // when the table holding it was built
   std::uint64_t blocked = 0;   // queries blocked by its rules
+  // URL lists: the fetches (block::ListFetchState).
+  std::optional<std::int64_t> fetched_unix;  // last success (a new copy or 304)
+  std::string fetch_error;                   // latest failure, "" after a success
+  std::uint64_t fetch_failures = 0;
 };
 
 struct BlockingStatus {

@@ -522,6 +522,11 @@ void render_routes(Doc& d, const MetricsInput& in) {
   d.family("nxdns_blocklist_load_failures_total", "counter",
            "Loads of the lists that failed (a list could not be read); the previous table stayed in use.");
   d.sample("nxdns_blocklist_load_failures_total", "", b.build_failures);
+  d.family("nxdns_blocklist_fetch_failures_total", "counter",
+           "URL lists: fetches that failed (network, TLS, HTTP status, size cap, a cut body); the previous copy stayed.");
+  for (const auto& l : b.lists) {
+    if (l.url) d.sample("nxdns_blocklist_fetch_failures_total", label("list", l.name), l.fetch_failures);
+  }
   d.family("nxdns_blocklist_memory_bytes", "gauge", "Memory of the blocklist table in use.");
   d.sample("nxdns_blocklist_memory_bytes", "", static_cast<std::uint64_t>(b.memory_bytes));
   d.family("nxdns_blocklist_allowed_total", "counter", "Queries whose name an allow rule covers.");

@@ -413,8 +413,9 @@ void blocking_section(Html& h, const HealthInput& in) {
     if (l.loaded_unix) {
       h.figure("span", f + ".loaded_unix", std::to_string(*l.loaded_unix), utc_text(*l.loaded_unix));
     } else {
-      h.figure("span", f + ".loaded_unix", "", "–");
+      h.figure("span", f + ".loaded_unix", "", l.url ? "not fetched yet" : "–");
     }
+    if (!l.fetch_error.empty()) h.raw("; last fetch failed: ").figure("strong", f + ".fetch_error", "", l.fetch_error);
     h.raw("</td></tr>");
   }
   h.raw("</tbody></table></section>");
