@@ -5,6 +5,12 @@
 #include <vector>
 
 #include "query/engine.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include "block/table_builder.hpp"
+#include "dns/wire.hpp"
 #include "query/lan_forwarders.hpp"
 #include "support/fake_scheduler.hpp"
 #include "upstream/fake_transport.hpp"
@@ -168,4 +174,84 @@ TEST(EngineRoutes, WithoutARouteTableEverythingGoesUpstream) {
   r.send(make_q(1, "x.invalid"));
   r.sched.run_ready();
   CHECK_EQUAL(1u, r.upstream->started());
+}
+
+namespace {
+std::shared_ptr<const block::BlockTable> ads_list() {
+  std::vector<block::ListSource> lists;
+  lists.push_back({"ads.txt", false, std::make_shared<const std::string>("||ads.example^\n"), {}});
+  auto r = block::build_table(lists);
+  return r.table;
+}
+// The INFO-CODE of the reply's first Extended DNS Error option, if any.
+std::optional<std::uint16_t> ede_of(const dns::Bytes& reply) {
+  const auto l = dns::wire::scan(reply);
+  if (!l.opt) return std::nullopt;
+  std::optional<std::uint16_t> code;
+  dns::wire::for_each_option(dns::ByteView(reply).subspan(l.opt->rdata, l.opt->rdlength),
+                             [&code](const dns::wire::Option& o) {
+                               if (o.code == dns::opt_extended_error && o.data.size() >= 2)
+                                 code = dns::wire::load16(o.data, 0);
+                             });
+  return code;
+}
+}  // namespace
+
+TEST(EngineRoutes, ABlockedNameIsAnsweredHereWithExtendedError15) {
+  Rig r;
+  query::BlockingPolicy p;
+  p.table = ads_list();
+  r.engine->set_blocking(p);
+  auto res = r.send(make_q(1, "x.ads.example", t_a, 1232));
+  CHECK(res.kind == Engine::Admission::answered);
+  CHECK_EQUAL(3, rcode_of(res.reply));
+  CHECK_EQUAL(dns::ede_blocked, ede_of(res.reply).value_or(0));
+  // Without EDNS the client gets the answer without the option.
+  auto plain = r.send(make_q(2, "y.ads.example"));
+  CHECK_EQUAL(3, rcode_of(plain.reply));
+  CHECK_FALSE(ede_of(plain.reply).has_value());
+  CHECK_EQUAL(0u, r.upstream->started());
+  CHECK_EQUAL(2u, r.routed(route::RouteKind::blocked));
+  CHECK_EQUAL(2u, r.engine->counters().blocked_by_list[0]);
+}
+
+TEST(EngineRoutes, NullAndRefusedAnswers) {
+  Rig r;
+  query::BlockingPolicy p;
+  p.table = ads_list();
+  p.answer = route::BlockedAnswer::null;
+  r.engine->set_blocking(p);
+  auto a = r.send(make_q(1, "x.ads.example", t_a, 1232));
+  CHECK_EQUAL(0, rcode_of(a.reply));
+  CHECK_EQUAL(1, count(a.reply, 6));
+  CHECK_EQUAL(dns::ede_blocked, ede_of(a.reply).value_or(0));
+  auto mx = r.send(make_q(2, "x.ads.example", 15));
+  CHECK_EQUAL(0, rcode_of(mx.reply));
+  CHECK_EQUAL(0, count(mx.reply, 6));  // NODATA for other types
+  p.answer = route::BlockedAnswer::refused;
+  r.engine->set_blocking(p);
+  CHECK_EQUAL(5, rcode_of(r.send(make_q(3, "x.ads.example")).reply));
+}
+
+TEST(EngineRoutes, AClientOutsideTheFilteredGroupsIsNotBlocked) {
+  Rig r;
+  query::BlockingPolicy p;
+  p.table = ads_list();
+  std::string why;
+  p.groups = std::make_shared<const route::BlockingGroups>(
+      std::vector<route::GroupRule>{{*server::parse_cidr("192.168.1.0/28", &why), false}});
+  r.engine->set_blocking(p);
+  sockaddr_in kid{};
+  kid.sin_family = AF_INET;
+  kid.sin_addr.s_addr = htonl(0xC0A80105);  // 192.168.1.5: in the unfiltered group
+  r.replies.emplace_back();
+  auto res = r.engine->submit(make_q(1, "x.ads.example"), Protocol::udp, [](dns::Bytes&&) {},
+                              Engine::HitDelivery::from_loop, reinterpret_cast<const sockaddr*>(&kid));
+  CHECK(res.kind == Engine::Admission::forwarded);
+  sockaddr_in other = kid;
+  other.sin_addr.s_addr = htonl(0xC0A80164);  // 192.168.1.100: filtered
+  auto blocked = r.engine->submit(make_q(2, "x.ads.example"), Protocol::udp, [](dns::Bytes&&) {},
+                                  Engine::HitDelivery::from_loop, reinterpret_cast<const sockaddr*>(&other));
+  CHECK(blocked.kind == Engine::Admission::answered);
+  CHECK_EQUAL(3, rcode_of(blocked.reply));
 }

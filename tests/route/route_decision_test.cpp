@@ -3,6 +3,10 @@
 // promise it stands for, so a failing row says which one broke.
 #include "route/route_decision.hpp"
 
+#include <netinet/in.h>
+
+#include <cstring>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,6 +14,8 @@
 #include <CppUTest/TestHarness.h>
 
 #include "log/log.hpp"
+#include "block/table_builder.hpp"
+#include "route/blocking_groups.hpp"
 #include "route/route_table.hpp"
 
 using namespace nxdns;
@@ -188,4 +194,63 @@ TEST(RouteDecision, AForwardedSpecialZoneGoesUpstream) {
   auto t = route::RouteTable::build(std::move(in), &why);
   check(*t, {"test forwarded by the operator", "a.test", t_a, true, RouteKind::upstream, ""});
   check(*t, {"invalid still answered here", "a.invalid", t_a, true, RouteKind::negative, "invalid", dns::Rcode::nxdomain});
+}
+
+namespace {
+// A table blocking ads.example (subtree), tracker.example exactly, allowing
+// ok.ads.example, and a hosts line for nas.home.arpa on the block list.
+std::shared_ptr<const block::BlockTable> blocklist() {
+  std::vector<block::ListSource> lists;
+  lists.push_back({"block.txt", false,
+                   std::make_shared<const std::string>(
+                       "||ads.example^\n0.0.0.0 tracker.example\n0.0.0.0 nas.home.arpa\n||lan^\n"),
+                   {}});
+  lists.push_back({"allow.txt", true, std::make_shared<const std::string>("ok.ads.example\n"), {}});
+  auto r = block::build_table(lists);
+  if (!r.table) FAIL(r.error.value_or("no table").c_str());
+  return r.table;
+}
+}  // namespace
+
+TEST(RouteDecision, BlockingSitsBetweenRecordsAndZones) {
+  const auto t = household(true);
+  const auto bt = blocklist();
+  auto check_blocked = [&](const char* situation, const char* name, bool applies, RouteKind want,
+                           block::Verdict verdict) {
+    const auto wire = dns::name_from_text(name);
+    const route::Route r =
+        route::decide_route(*t, *wire, t_a, [](std::size_t) { return true; }, route::BlockingInput{bt.get(), applies});
+    if (r.kind != want || r.block.verdict != verdict) {
+      FAIL(log::cat(situation, ": ", name, " gave ", route::describe(r.kind), " / ", block::describe(r.block.verdict),
+                    "; want ", route::describe(want), " / ", block::describe(verdict))
+               .c_str());
+    }
+  };
+  check_blocked("subtree rule", "x.ads.example", true, RouteKind::blocked, block::Verdict::blocked);
+  check_blocked("exact rule", "tracker.example", true, RouteKind::blocked, block::Verdict::blocked);
+  check_blocked("exact rule: not below", "a.tracker.example", true, RouteKind::upstream, block::Verdict::not_listed);
+  check_blocked("allow wins", "ok.ads.example", true, RouteKind::upstream, block::Verdict::allowed);
+  check_blocked("group not filtered", "x.ads.example", false, RouteKind::upstream, block::Verdict::not_listed);
+  check_blocked("local records are never blocked", "nas.home.arpa", true, RouteKind::records, block::Verdict::not_listed);
+  check_blocked("a blocked LAN name never reaches the router", "tv.lan", true, RouteKind::blocked,
+                block::Verdict::blocked);
+  check_blocked("not listed", "www.example.org", true, RouteKind::upstream, block::Verdict::not_listed);
+}
+
+TEST(RouteDecision, GroupsByLongestPrefix) {
+  std::string why;
+  std::vector<route::GroupRule> rules = {{*server::parse_cidr("192.168.1.0/24", &why), false},
+                                         {*server::parse_cidr("192.168.1.16/28", &why), true}};
+  route::BlockingGroups g(rules);
+  auto at = [&g](const char* ip) {
+    sockaddr_storage ss{};
+    auto e = net::make_endpoint(ip, 0);
+    std::memcpy(&ss, &e->addr, e->len);
+    return g.applies(reinterpret_cast<const sockaddr*>(&ss));
+  };
+  CHECK_FALSE(at("192.168.1.5"));    // the /24 says off
+  CHECK_TRUE(at("192.168.1.20"));    // the /28 inside it says on
+  CHECK_TRUE(at("10.0.0.1"));        // no group: filtered
+  CHECK_FALSE(at("::ffff:192.168.1.5"));  // v4-mapped judged as IPv4
+  CHECK_TRUE(g.applies(nullptr));    // unknown client: filtered
 }
