@@ -7,6 +7,7 @@
 
 #include "net/endpoint.hpp"
 #include "net/host_name.hpp"
+#include "net/uri_chars.hpp"
 
 namespace nxdns::block {
 
@@ -14,32 +15,7 @@ namespace {
 
 constexpr std::uint16_t https_port = 443;
 
-bool is_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
-bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
-// RFC 3986 §3.3 and §3.4: path and query are pchar, "/" and (in the query)
-// "?". Anything else would be re-encoded or refused by libcurl, and the URL
-// asked for would not be the URL configured.
-bool valid_target(std::string_view t) {
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    const char c = t[i];
-    if (is_alnum(c)) continue;
-    if (c == '%') {
-      if (i + 2 >= t.size() || !is_hex(t[i + 1]) || !is_hex(t[i + 2])) return false;
-      i += 2;
-      continue;
-    }
-    switch (c) {
-      case '/': case '?': case '-': case '.': case '_': case '~':
-      case '!': case '$': case '&': case '\'': case '(': case ')':
-      case '*': case '+': case ',': case ';': case '=': case ':': case '@':
-        continue;
-      default:
-        return false;
-    }
-  }
-  return true;
-}
 
 std::optional<ListUrl> fail(std::string* why, const char* text) {
   if (why) *why = text;
@@ -106,7 +82,7 @@ std::optional<ListUrl> parse_list_url(std::string_view url, std::string* why) {
   }
   if (target.find('#') != std::string_view::npos) return fail(why, "fragments (#...) are not supported");
   if (target.empty() || target.front() != '/') return fail(why, "the URL needs a path, e.g. https://HOST/hosts.txt");
-  if (!valid_target(target)) return fail(why, "the path or query contains a character that must be percent-encoded");
+  if (!net::is_uri_target(target, true)) return fail(why, "the path or query contains a character that must be percent-encoded");
   out.target.assign(target);
   return out;
 }

@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "net/host_name.hpp"
+#include "net/uri_chars.hpp"
 
 namespace nxdns::config::detail {
 namespace {
@@ -11,7 +12,6 @@ constexpr std::uint16_t kDotPort = 853;  // RFC 7858 section 3.1
 constexpr std::uint16_t kDohPort = 443;
 
 bool is_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
-bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -19,29 +19,6 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-// RFC 3986 section 3.3: path = *( "/" / pchar ), pchar = unreserved /
-// pct-encoded / sub-delims / ":" / "@". Anything else would be re-encoded or
-// rejected by libcurl, so the URL we log would not be the URL we send.
-bool valid_path(std::string_view p) {
-  for (std::size_t i = 0; i < p.size(); ++i) {
-    const char c = p[i];
-    if (is_alnum(c)) continue;
-    if (c == '%') {
-      if (i + 2 >= p.size() || !is_hex(p[i + 1]) || !is_hex(p[i + 2])) return false;
-      i += 2;
-      continue;
-    }
-    switch (c) {
-      case '/': case '-': case '.': case '_': case '~':
-      case '!': case '$': case '&': case '\'': case '(': case ')':
-      case '*': case '+': case ',': case ';': case '=': case ':': case '@':
-        continue;
-      default:
-        return false;
-    }
-  }
-  return true;
-}
 
 // RFC 3986 section 3.1: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )
 bool valid_scheme(std::string_view s) {
@@ -206,7 +183,7 @@ std::optional<ParsedUrl> parse_upstream_url(std::string_view url, std::string* w
     fail(why, "an https:// URL needs a path, e.g. https://dns.example/dns-query");
     return std::nullopt;
   }
-  if (!valid_path(tail)) {
+  if (!net::is_uri_target(tail, false)) {
     fail(why, "path contains a character that must be percent-encoded");
     return std::nullopt;
   }

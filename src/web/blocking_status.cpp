@@ -2,9 +2,10 @@
 
 namespace nxdns::web {
 
-void write_blocking(JsonWriter& w, const BlockingStatus& s) {
+void write_blocking(JsonWriter& w, const BlockingStatus& s, std::uint64_t blocked) {
   w.begin_object();
   w.key("enabled").value(s.enabled);
+  w.key("blocked").value(blocked);
   w.key("rules").value(s.rules);
   w.key("memory_bytes").value(static_cast<std::uint64_t>(s.memory_bytes));
   w.key("building").value(s.building);

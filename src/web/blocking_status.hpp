@@ -39,6 +39,7 @@ struct BlockingStatus {
   std::uint64_t allowed_by_rule = 0;
 };
 
-void write_blocking(JsonWriter& w, const BlockingStatus& s);
+// `blocked`: queries answered as blocked (the engine's route count).
+void write_blocking(JsonWriter& w, const BlockingStatus& s, std::uint64_t blocked);
 
 }  // namespace nxdns::web

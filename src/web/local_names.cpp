@@ -8,9 +8,14 @@ bool serves_no_dns(const upstream::EntrySnapshot& s) {
   return s.last_failure == Cause::connect_failed || s.last_failure == Cause::attempt_timeout;
 }
 
-void write_local_names(JsonWriter& w, const LocalNamesStatus& s) {
+void write_local_names(JsonWriter& w, const LocalNamesStatus& s, const std::uint64_t* routed) {
+  auto at = [routed](route::RouteKind k) { return routed[static_cast<std::size_t>(k)]; };
   w.begin_object();
   w.key("home_router").value(s.home_router);
+  w.key("answered_here").value(at(route::RouteKind::records) + at(route::RouteKind::negative) +
+                               at(route::RouteKind::loopback));
+  w.key("lan_queries").value(at(route::RouteKind::lan));
+  w.key("upstream_queries").value(at(route::RouteKind::upstream));
   w.key("lan_servers").begin_array();
   for (const auto& g : s.lan) {
     for (const auto& e : g.servers) {

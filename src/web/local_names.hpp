@@ -34,7 +34,8 @@ struct LocalNamesStatus {
 // their local answer (status page wording, /api/health's flag).
 bool serves_no_dns(const upstream::EntrySnapshot& s);
 
-void write_local_names(JsonWriter& w, const LocalNamesStatus& s);
+// `routed`: the engine's queries by route (query::QueryCounters::routed).
+void write_local_names(JsonWriter& w, const LocalNamesStatus& s, const std::uint64_t* routed);
 
 // GET /api/why: the route for `name`/`qtype` as `client` would get it.
 struct WhyInput {

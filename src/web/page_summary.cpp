@@ -345,10 +345,7 @@ void local_names_section(Html& h, const HealthInput& in) {
   for (const auto& g : l.lan) {
     if (!g.home_router) continue;
     for (const auto& e : g.servers) {
-      if (serves_no_dns(e)) {
-        h.raw(" &mdash; ").figure("strong", "local_names.router_serves_dns", "false",
-                                  "does not serve DNS now; its names get their local answer");
-      }
+      if (serves_no_dns(e)) h.raw(" &mdash; <strong>does not serve DNS now; its names get their local answer</strong>");
     }
   }
   const auto& routed = in.queries.routed;
@@ -368,9 +365,10 @@ void local_names_section(Html& h, const HealthInput& in) {
       std::string zones;
       for (const auto& z : g.zones) zones += (zones.empty() ? "" : ", ") + z;
       for (const auto& e : g.servers) {
-        const std::string f = "local_names.lan." + std::to_string(i++);
-        h.raw("<tr><td>").figure("span", f + ".url", "", e.label + (g.home_router ? " (home router)" : ""));
-        h.raw("</td><td>").figure("span", f + ".zones", "", zones);
+        const std::string f = "local_names.lan_servers." + std::to_string(i++);
+        h.raw("<tr><td>").figure("span", f + ".url", "", e.label);
+        if (g.home_router) h.raw(" (home router)");
+        h.raw("</td><td>").text(zones);
         h.raw("</td><td>").figure("span", f + ".state", upstream::describe(e.health), upstream::describe(e.health));
         h.raw("</td></tr>");
       }
@@ -391,14 +389,12 @@ void blocking_section(Html& h, const HealthInput& in) {
   h.raw("<section aria-labelledby=\"blocking-h\"><h2 id=\"blocking-h\">Blocking</h2><dl class=\"figures\">");
   h.raw("<div><dt>Blocked</dt><dd>");
   if (routed == 0) {
-    h.figure("span", "blocking.share", "", "–");
+    h.raw("–");
   } else {
-    const double r = static_cast<double>(blocked) / static_cast<double>(routed);
-    h.figure("span", "blocking.share", ms_value(r), fixed(r * 100.0, 1) + " %");
+    h.text(fixed(static_cast<double>(blocked) / static_cast<double>(routed) * 100.0, 1) + " %");
   }
   h.raw(" of queries (").number("span", "blocking.blocked", blocked).raw(")</dd></div>");
-  h.raw("<div><dt>Rules</dt><dd>").number("span", "blocking.rules", b.rules).raw(" (");
-  h.figure("span", "blocking.memory_bytes", std::to_string(b.memory_bytes), bytes_text(b.memory_bytes)).raw(")");
+  h.raw("<div><dt>Rules</dt><dd>").number("span", "blocking.rules", b.rules).raw(" (").text(bytes_text(b.memory_bytes)).raw(")");
   if (b.last_error) h.raw("; last load failed: ").figure("strong", "blocking.last_error", "", *b.last_error);
   h.raw("</dd></div></dl>");
   h.raw("<table><thead><tr><th scope=\"col\">List</th><th scope=\"col\">Rules</th><th scope=\"col\">Blocked</th>"
@@ -406,15 +402,12 @@ void blocking_section(Html& h, const HealthInput& in) {
   for (std::size_t i = 0; i < b.lists.size(); ++i) {
     const auto& l = b.lists[i];
     const std::string f = "blocking.lists." + std::to_string(i);
-    h.raw("<tr><td>").figure("span", f + ".name", "", l.name + (l.allow_list ? " (allow)" : ""));
+    h.raw("<tr><td>").figure("span", f + ".name", "", l.name);
+    if (l.allow_list) h.raw(" (allow)");
     h.raw("</td><td>").number("span", f + ".rules", l.rules);
     h.raw("</td><td>").number("span", f + ".blocked", l.blocked);
     h.raw("</td><td>");
-    if (l.loaded_unix) {
-      h.figure("span", f + ".loaded_unix", std::to_string(*l.loaded_unix), utc_text(*l.loaded_unix));
-    } else {
-      h.figure("span", f + ".loaded_unix", "", l.url ? "not fetched yet" : "–");
-    }
+    h.text(l.loaded_unix ? utc_text(*l.loaded_unix) : (l.url ? "not fetched yet" : "–"));
     if (!l.fetch_error.empty()) h.raw("; last fetch failed: ").figure("strong", f + ".fetch_error", "", l.fetch_error);
     h.raw("</td></tr>");
   }

@@ -198,11 +198,11 @@ std::string render_health(const HealthInput& in) {
   w.end_object();
   if (in.local) {
     w.key("local_names");
-    write_local_names(w, *in.local);
+    write_local_names(w, *in.local, in.queries.routed.data());
   }
   if (in.blocking) {
     w.key("blocking");
-    write_blocking(w, *in.blocking);
+    write_blocking(w, *in.blocking, in.queries.routed[static_cast<std::size_t>(route::RouteKind::blocked)]);
   }
   w.end_object();
   return w.take();

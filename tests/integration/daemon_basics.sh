@@ -75,9 +75,6 @@ BAD_ADDR=$(pick_loopback)
 cat >"$WORK/bad.yaml" <<YAML
 listen:
   - "$BAD_ADDR:$PORT"
-# The project's test names live under "test", which RFC 6761 has a
-# caching server answer itself by default.
-forward_special_zones: [test]
 upstreams:
   - url: "tls://127.0.0.1:853"
     tls_name: "dot.test"

@@ -109,6 +109,7 @@ TEST(LocalNamesSurface, HealthAndPageShowTheRouterAndItsState) {
   CHECK_CONTAINS(page, "Local names");
   CHECK_CONTAINS(page, "does not serve DNS now");
   CHECK_CONTAINS(page, "data-field=\"local_names.answered_here\" data-value=\"5\"");
+  CHECK_CONTAINS(j, "\"answered_here\":5,\"lan_queries\":5");
   CHECK_CONTAINS(page, "data-field=\"local_names.lan_queries\" data-value=\"5\"");
   p.health.local = status_with(router(upstream::HealthState::healthy, upstream::Cause::ok));
   CHECK_FALSE(contains(web::render_summary(p), "does not serve DNS"));
