@@ -5,8 +5,8 @@
 #
 #   --runs N          burst repetitions per row; the table shows the median
 #                     and the best..worst range (default 3)
-#   --only SECTIONS   comma-separated subset of: bursts,states,doh,sustained,
-#                     memory,cpu,handshake (default: all of them)
+#   --only SECTIONS   comma-separated subset of: bursts,states,wan,doh,
+#                     sustained,memory,cpu,handshake (default: all of them)
 #   --servers LIST    comma-separated subset of:
 #                     nxdns-2.28,nxdns-3.6,unbound,stubby,kresd
 #   --out DIR         where the report and raw files go (default /tmp/nxdns-bench.<time>)
@@ -24,18 +24,20 @@
 # (sudo scripts/install-deps.sh --bench).
 #
 # Sections live beside this file when they have a file of their own:
-# bench/states.sh (bursts by daemon state), bench/doh.sh (DoH bursts),
+# bench/states.sh (bursts by daemon state), bench/wan_return.sh (the first
+# query after a WAN outage), bench/doh.sh (DoH bursts),
 # bench/sustained.sh (dnsperf at a fixed outstanding limit) and
 # bench/handshake_cpu.sh (instructions per handshake).
 #
 # Every upstream is the project's DoT fixture built against mbedTLS 3.6 (it
 # speaks TLS 1.3 to whoever can), so each row talks to the same server and
 # only the forwarder in the middle changes. docs/performance.md explains
-# every column. Budget: about 15 minutes with the defaults (states: ~6, handshake: ~2).
+# every column. Budget: about 17 minutes with the defaults (states: ~6, wan: ~2,
+# handshake: ~2).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=3
-ONLY=bursts,states,doh,sustained,memory,cpu,handshake
+ONLY=bursts,states,wan,doh,sustained,memory,cpu,handshake
 SERVERS=nxdns-2.28,nxdns-3.6,unbound,stubby,kresd
 OUT=
 ARGS=("$@")
@@ -45,7 +47,7 @@ while [ $# -gt 0 ]; do
     --only) ONLY=$2; shift 2 ;;
     --servers) SERVERS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
-    -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench/run.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -113,6 +115,8 @@ set +e
 source "$ROOT/bench/lib.sh"
 # shellcheck source=bench/states.sh
 source "$ROOT/bench/states.sh"
+# shellcheck source=bench/wan_return.sh
+source "$ROOT/bench/wan_return.sh"
 # shellcheck source=bench/handshake_cpu.sh
 source "$ROOT/bench/handshake_cpu.sh"
 # shellcheck source=bench/doh.sh
@@ -402,7 +406,7 @@ section_cpu() {
 {
   [ -f "$OUT/netns.note" ] && cat "$OUT/netns.note"
   header
-  for sec in bursts states doh sustained memory cpu handshake; do
+  for sec in bursts states wan doh sustained memory cpu handshake; do
     want "$sec" || continue
     t0=$(date +%s)
     (

@@ -146,6 +146,8 @@ void DotSession::dial() {
   server_keepalive_.reset();
   responses_ = 0;
   ++dial_count_;
+  dialed_at_ = sched_.now();
+  established_at_.reset();
   next_write_seq_ = 1;
   newest_answered_written_.reset();
   reordered_ = false;
@@ -205,6 +207,12 @@ void DotSession::dial() {
                     params_.dial_timeout.count(), " ms"));
     });
   });
+}
+
+std::optional<loop::TimePoint> DotSession::alive_at() const {
+  if (!established_at_) return last_answer_at_;
+  if (!last_answer_at_) return established_at_;
+  return std::max(*established_at_, *last_answer_at_);
 }
 
 void DotSession::enqueue(ExchangeId id, std::uint16_t wire_id, dns::StreamMessage wire_query) {

@@ -154,6 +154,11 @@ class DotSession final : private HandshakePacer::Stepper {
   std::vector<Unanswered> unanswered() const;
   // When the current connection last delivered an answer.
   std::optional<loop::TimePoint> last_answer_at() const { return last_answer_at_; }
+  // When the current connection was dialled, and when it last showed the
+  // path works (its handshake completed, or an answer came): what the
+  // outage rule judges it by (outage_watch.hpp).
+  loop::TimePoint dialed_at() const { return dialed_at_; }
+  std::optional<loop::TimePoint> alive_at() const;
   // When the newest-written exchange this connection answered was written
   // (exchanges written in one batch share the time); nullopt before the first.
   std::optional<loop::TimePoint> newest_answered_written() const { return newest_answered_written_; }
@@ -255,6 +260,8 @@ class DotSession final : private HandshakePacer::Stepper {
   loop::TimePoint tls_started_{};
   HandshakeKind handshake_kind_ = HandshakeKind::full;
   std::uint64_t dial_count_ = 0;
+  loop::TimePoint dialed_at_{};
+  std::optional<loop::TimePoint> established_at_;
   // Answer timing for placement's pipelining detector (reset by dial()).
   std::uint64_t next_write_seq_ = 1;
   std::optional<loop::TimePoint> newest_answered_written_;

@@ -169,6 +169,7 @@ bool DotSession::step_handshake() {
   }
   dial_timer_.disarm();
   state_ = SessionState::ready;
+  established_at_ = sched_.now();
   tls_version_ = mbedtls_ssl_get_version(&ssl_);
   handshake_done();
   const std::uint64_t gen = generation_;

@@ -43,7 +43,8 @@ DotTransport::DotTransport(event_base* base, loop::Scheduler& sched, const DotTr
       pacer_(sched),
       completions_(sched, log::cat("dot ", opts.label)),
       stall_timer_(sched),
-      headroom_timer_(sched) {
+      headroom_timer_(sched),
+      sweep_timer_(sched) {
   opts_.max_sessions = std::clamp<std::size_t>(opts_.max_sessions, 1, slots_per_entry);
   DotSessionParams params;
   params.address = opts_.address;
@@ -54,6 +55,7 @@ DotTransport::DotTransport(event_base* base, loop::Scheduler& sched, const DotTr
   DotSession::Listener& listener = *this;
   connection_cap_ = opts_.max_sessions;
   close_request_seen_.assign(slots_per_entry, 0);
+  dial_stall_seen_.assign(slots_per_entry, 0);
   sessions_.reserve(slots_per_entry);
   for (std::size_t i = 0; i < slots_per_entry; ++i) {
     sessions_.push_back(std::make_unique<DotSession>(base_, sched_, *tls_, params, listener, i));
@@ -82,6 +84,7 @@ TransportStats DotTransport::stats() const {
   st.requeued = requeued_;
   st.resent = resent_;
   st.hedged = hedged_;
+  st.outage_dials = outage_dials_;
   st.pipelining = verdict();
   st.tls_version = tls_version_;
   st.handshakes = tls_->handshake_stats();
@@ -110,6 +113,9 @@ std::size_t DotTransport::allowed_open() const {
 
 DotSession* DotTransport::choose_session(std::optional<std::size_t> exclude) {
   if (one_at_a_time_ && verdict() != PipeliningVerdict::serial) set_one_at_a_time(false);
+  if (outage_.seen()) {
+    if (DotSession* s = outage_session(exclude)) return s;
+  }
   std::array<SlotView, slots_per_entry> views{};
   for (std::size_t i = 0; i < opts_.max_sessions; ++i) views[i] = SlotView{sessions_[i]->state(), sessions_[i]->load()};
   const auto choice =
@@ -243,6 +249,7 @@ void DotTransport::on_session_ready(DotSession& s) {
   ++connections_new_;
   tls_version_ = s.tls_version();
   log::debug("dot ", opts_.label, ": session ", s.index(), " established (", tls_version_, ")");
+  note_life(s);
   hedge_onto(s);
   arm_headroom();  // deferred while this was the only session coming up
 }
@@ -342,7 +349,9 @@ void DotTransport::on_session_response(DotSession& s, ExchangeId id, dns::ByteVi
   // Whatever this answer settles reaches its client through zero-delay
   // hops; a waiting handshake step goes after them (handshake_pacer.hpp).
   pacer_.hold_for_answers();
-  // Every answer teaches the detector, a dropped duplicate's too.
+  // Any answer shows the path works (an outage ends here), and every
+  // answer teaches the detector, a dropped duplicate's too.
+  note_life(s);
   observe_answer(s);
   const auto it = live_.find(id);
   if (it == live_.end()) return;  // the other copy of a re-sent exchange answered first
@@ -376,6 +385,11 @@ void DotTransport::settle(DotSession& s, SessionEnd&& end) {
   // the upstream's answer for every exchange that waited on it, unless
   // another session of this upstream is up to take them (below).
   if (!end.was_established && end.cause != Cause::ok) report_dial_failure(end);
+  // With no session established, a failed dial is all there is to judge the
+  // path by (outage_watch.hpp).
+  if (!end.was_established && end.cause != Cause::ok && end.cause != Cause::cancelled && !any_session_established()) {
+    note_failure("a dial failed");
+  }
   // Headroom deferred behind a dial that failed is not owed any more: the
   // retries below place (and dial) what is still wanted.
   if (!end.was_established && !any_session_ready(&s)) headroom_target_ = 0;
@@ -398,10 +412,7 @@ void DotTransport::settle(DotSession& s, SessionEnd&& end) {
       continue;
     }
     if (ex.duplicate) {
-      ex.session = ex.duplicate;
-      ex.reused = ex.duplicate_reused;
-      ex.answers_before = ex.duplicate_answers_before;
-      ex.duplicate = nullptr;
+      promote_duplicate(ex);
       continue;
     }
     // Never written: the server never saw it, so its loss says nothing about
@@ -483,6 +494,14 @@ void DotTransport::settle(DotSession& s, SessionEnd&& end) {
     ++redials_;
     place(id, it->second, s);
   }
+}
+
+void DotTransport::promote_duplicate(Exchange& ex) {
+  // The copy that is left becomes the exchange's own, with its history.
+  ex.session = ex.duplicate;
+  ex.reused = ex.duplicate_reused;
+  ex.answers_before = ex.duplicate_answers_before;
+  ex.duplicate = nullptr;
 }
 
 void DotTransport::finish(ExchangeId id, Cause cause, std::string detail, dns::Bytes response) {

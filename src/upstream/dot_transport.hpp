@@ -4,8 +4,9 @@
 // deep on an open session while the upstream is not known to be serial, and
 // spreads over parallel connections once it is (the field defect's
 // staircase); the pipelining detector learns which from the answers. With
-// the one-redial recovery of stale reused sessions and the one re-send of
-// exchanges a serial session is still holding.
+// the one-redial recovery of stale reused sessions, the one re-send of
+// exchanges a serial session is still holding, and fresh dials for the
+// exchanges after an outage (outage_watch.hpp).
 #include <chrono>
 #include <cstddef>
 #include <deque>
@@ -19,6 +20,7 @@
 #include "net/endpoint.hpp"
 #include "upstream/dot_placement.hpp"
 #include "upstream/dot_session.hpp"
+#include "upstream/outage_watch.hpp"
 #include "upstream/pipelining_detector.hpp"
 #include "upstream/tls_config.hpp"
 #include "upstream/completion_queue.hpp"
@@ -87,6 +89,11 @@ class DotTransport final : public Transport, private DotSession::Listener {
   // own were still handshaking, before any verdict (hedge_onto()).
   std::uint64_t hedged() const { return hedged_; }
   PipeliningVerdict verdict() const { return detector_.verdict(sched_.now()); }
+  // Dials made because every exchange since the upstream last answered had
+  // failed or stalled: the sessions from before were not trusted with the
+  // next exchanges (outage_watch.hpp).
+  std::uint64_t outage_dials() const { return outage_dials_; }
+  bool outage_seen() const { return outage_.seen(); }
   // Handshake steps that waited for a later loop turn (handshake_pacer.hpp).
   std::uint64_t handshake_steps_deferred() const { return pacer_.deferred_total(); }
   // How many sessions placement may have open now (see connection_cap_recovery).
@@ -115,6 +122,7 @@ class DotTransport final : public Transport, private DotSession::Listener {
     // two copies at once.
     bool hedged = false;
     unsigned unwritten_replacements = 0;
+    bool stall_counted = false;  // its stall was handed to the outage watch
   };
 
   void on_session_ready(DotSession& s) override;
@@ -145,6 +153,29 @@ class DotTransport final : public Transport, private DotSession::Listener {
   // A session other than `except` is up and can take exchanges.
   bool any_session_ready(const DotSession* except = nullptr) const;
   void settle(DotSession& s, SessionEnd&& end);
+  // The exchange's other copy carries it on alone.
+  static void promote_duplicate(Exchange& ex);
+
+  // The WAN outage rule (dot_transport_outage.cpp, outage_watch.hpp).
+  SlotTrust trust(const DotSession& s) const;
+  bool any_session_established() const;
+  void note_failure(const char* what);
+  void note_life(DotSession& s);
+  void end_outage(DotSession& proof, loop::TimePoint since);
+  // While an outage is seen: the session for the next exchange (a fresh
+  // dial, made here when needed); nullptr when the usual placement applies.
+  DotSession* outage_session(std::optional<std::size_t> exclude);
+  // Closes a dial that never completed and returns the exchanges left with
+  // no copy anywhere (none of its copies was written).
+  std::vector<ExchangeId> release_dial(DotSession& s);
+  // Moves the exchanges waiting on suspect dials onto `fresh`, and copies
+  // there those with no copy on a session still trusted.
+  void sweep_onto(DotSession& fresh);
+  void schedule_sweep(DotSession& fresh);
+  bool rehome(ExchangeId id, Exchange& ex, DotSession*& copy, DotSession& to);
+  void rehome_or_fail(ExchangeId id, Exchange& ex, DotSession& to);
+  bool rescuable(const Exchange& ex) const;
+  void check_outage();
   void finish(ExchangeId id, Cause cause, std::string detail, dns::Bytes response = {});
   void report_dial_failure(const SessionEnd& end);
 
@@ -176,6 +207,7 @@ class DotTransport final : public Transport, private DotSession::Listener {
   std::uint64_t requeued_ = 0;
   std::uint64_t resent_ = 0;
   std::uint64_t hedged_ = 0;
+  std::uint64_t outage_dials_ = 0;
   std::string tls_version_;
 
   PipeliningDetector detector_;
@@ -197,6 +229,14 @@ class DotTransport final : public Transport, private DotSession::Listener {
   // The upstream left pipelined queries unanswered: one query on the wire
   // per session until the verdict ages out.
   bool one_at_a_time_ = false;
+  // Failures since the upstream last showed life; per slot, the dial whose
+  // stall was counted; when the last dial for an outage was made.
+  OutageWatch outage_;
+  std::vector<std::uint64_t> dial_stall_seen_;
+  std::optional<loop::TimePoint> last_outage_dial_;
+  loop::Timer sweep_timer_;
+  std::size_t sweep_slot_ = 0;
+  std::uint64_t sweep_dial_ = 0;
 
   std::string last_warn_;
   loop::TimePoint last_warn_at_{};

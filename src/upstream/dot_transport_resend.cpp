@@ -110,6 +110,12 @@ void DotTransport::check_stalls() {
       if (!stall || stall->at > now) continue;
       if (stall->kind == StallKind::left_behind) ++left_behind;
       due.push_back(u.id);
+      // Counted before anything is re-sent: a stall that shows the outage
+      // sends its duplicate to a fresh dial, not to another suspect session.
+      if (!it->second.stall_counted) {
+        it->second.stall_counted = true;
+        note_failure("an exchange stalled");
+      }
     }
     const StallAction action = stall_action(proven, left_behind, due.size() - left_behind);
     if (action == StallAction::close_and_resend) {
@@ -130,6 +136,7 @@ void DotTransport::check_stalls() {
       if (!add_duplicate(id, it->second, i)) break;
     }
   }
+  check_outage();
 }
 
 void DotTransport::resend_stalled(DotSession& s) {

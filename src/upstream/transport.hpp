@@ -90,6 +90,9 @@ struct TransportStats {
   // to answer one query at a time (at most once each). DoT only.
   std::uint64_t resent = 0;
   std::uint64_t hedged = 0;  // DoT: copies on a cold burst's first session up
+  // DoT: dials made at once because every exchange since the upstream last
+  // answered had failed or stalled (an outage: outage_watch.hpp).
+  std::uint64_t outage_dials = 0;
   // Whether the upstream answers pipelined queries concurrently (learned
   // from its answers, forgotten after verdict_lifetime). DoT only.
   PipeliningVerdict pipelining = PipeliningVerdict::unknown;

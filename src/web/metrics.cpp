@@ -213,6 +213,10 @@ void render_upstreams(Doc& d, const std::vector<const EntrySnapshot*>& ups) {
                "DoT exchanges of a cold burst, before any pipelining verdict, copied onto the first session up "
                "while their own sessions were still handshaking; the first answer wins.",
                [](const EntrySnapshot& s) { return std::to_string(s.transport.hedged); });
+  per_upstream(d, ups, "nxdns_upstream_outage_dials_total", "counter",
+               "DoT dials made at once for the next exchanges because every exchange since the upstream last "
+               "answered had failed or stalled (an outage): its connections from before were not trusted.",
+               [](const EntrySnapshot& s) { return std::to_string(s.transport.outage_dials); });
   d.family("nxdns_upstream_pipelining", "gauge",
            "Whether this upstream answers pipelined queries concurrently, as learned from its answers (DoT; "
            "unknown until seen, and again after 10 minutes without evidence): 1 for the current verdict.");

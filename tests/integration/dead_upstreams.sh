@@ -15,6 +15,11 @@
 #     the realistic black hole) and SIGCONTed. A query every 0.5 s
 #     throughout: every one is answered within the total budget, answers
 #     resume within 2 s of the return, without a restart;
+#   - the WAN's return with a new address: the relay black-holes every
+#     connection from before the outage for good (SIGUSR1, SIGUSR2); once the
+#     daemon has seen the outage, the first query after the return is sent
+#     once, on a fresh connection (no re-send from a dead session), and the
+#     connections from before are retired;
 #   - an upstream that closes every connection after one answer: 30-name
 #     bursts (warm and cold) get zero SERVFAIL.
 source "$(dirname "$0")/lib.sh"
@@ -214,6 +219,69 @@ kill -0 "$FLAP_DAEMON" || fail "flap: the daemon died"
 [ "$DAEMON_PID" = "$FLAP_DAEMON" ] || fail "flap: the daemon was restarted"
 stop_daemon
 pass "WAN flap (30 s SIGSTOP of the only path): $total queries, none unanswered (slowest $slowest ms); first NOERROR $first ms after SIGCONT, same daemon process"
+
+# ---- 3b. the WAN's return with a new address ------------------------------------------
+# The router reconnects with another public address: the path is back for
+# new connections, every connection from before the outage is black-holed
+# for good (tests/fixtures/delay_relay.cpp, SIGUSR1 then SIGUSR2). Two
+# queries during the outage stall on the open session: the daemon has seen
+# the outage. The first query after the return must then go out once, on a
+# fresh connection: no re-send (which is what a query placed on the dead
+# session would need), one outage dial or more on /metrics, and the
+# connections from before retired when the fresh one comes up.
+start_fixture ret "$WORK/pki"
+start_relay ret "$FIX_PORT_ret" 10
+RET_RELAY=${PIDS[-1]}
+RET_HTTP=18153
+cat >"$WORK/ret.yaml" <<YAML
+listen:
+  - "$ADDR:$PORT"
+upstreams:
+  - url: "tls://127.0.0.1:$RELAY_PORT_ret"
+    tls_name: "dot.test"
+    ca_file: "$WORK/pki/ca.pem"
+budgets:
+  attempt_ms: 2000
+  total_ms: 5000
+http:
+  enabled: true
+  listen: "$ADDR:$RET_HTTP"
+log:
+  level: debug  # the moment the outage is seen
+YAML
+start_daemon "$WORK/ret.yaml" "$ADDR" "$PORT"
+ret_metric() {  # ret_metric NAME: its value for upstream 0 ("" when absent)
+  local text
+  text=$(curl -s --max-time 3 "http://$ADDR:$RET_HTTP/metrics")
+  awk -v p="$1{upstream=\"0\"" 'index($0, p) == 1 { print $NF; exit }' <<<"$text"
+}
+read -r st _ < <(timed before.return.dead.test)
+[ "$st" = NOERROR ] || fail "return: the query before the outage got $st"
+kill -USR1 "$RET_RELAY"
+lost=()
+for i in 1 2; do
+  dig_status "$ADDR" "$PORT" "lost$i.return.dead.test" +tries=1 +time=8 >/dev/null &
+  lost+=("$!")
+  sleep 0.3
+done
+for _ in $(seq 1 $((100 * T))); do grep -q 'no sign of life' "$WORK/daemon.log" && break; sleep 0.05; done
+grep -q 'no sign of life' "$WORK/daemon.log" || fail "return: the daemon did not see the outage"
+sleep 0.2  # past the fresh-dial window: the dial made for the stalls is not joined
+resent0=$(ret_metric nxdns_upstream_resent_total)
+dials0=$(ret_metric nxdns_upstream_outage_dials_total)
+[ -n "$resent0" ] && [ -n "$dials0" ] || fail "return: no resent/outage dial counters on /metrics"
+kill -USR2 "$RET_RELAY"
+read -r st ret_ms < <(timed first.return.dead.test)
+[ "$st" = NOERROR ] || fail "return: the first query after the return got $st after $ret_ms ms"
+[ "$(ret_metric nxdns_upstream_resent_total)" = "$resent0" ] ||
+  fail "return: the first query after the return was re-sent (resent $resent0 -> $(ret_metric nxdns_upstream_resent_total)): it went to a dead session first"
+[ "$(ret_metric nxdns_upstream_outage_dials_total)" -gt "$dials0" ] ||
+  fail "return: no fresh dial for the first query after the return (outage dials $dials0 -> $(ret_metric nxdns_upstream_outage_dials_total))"
+grep -q 'reachable again .*closed [1-9]' "$WORK/daemon.log" || fail "return: the connections from before were not retired"
+dials1=$(ret_metric nxdns_upstream_outage_dials_total)
+wait "${lost[@]}" 2>/dev/null || true
+stop_daemon
+pass "WAN return with the old connections dead: first query NOERROR in $ret_ms ms, sent once on a fresh connection ($dials1 outage dials in all); connections from before retired"
 
 # ---- 4. an upstream that closes after every answer -----------------------------------
 start_fixture once "$WORK/pki" --close-after-answers 1

@@ -320,6 +320,20 @@ class DotTestServer {
     for (auto& c : conns_) close_conn(*c, true);
   }
 
+  // A WAN outage as a household router ends it when it comes back with a
+  // new public address: every connection open at begin_outage(), and every
+  // one accepted before end_outage(), is dead for good (nothing is read from
+  // it or written to it, and neither end is told); connections accepted
+  // after end_outage() are served as before.
+  void begin_outage() {
+    outage_ = true;
+    for (auto& c : conns_) kill(*c);
+  }
+  void end_outage() { outage_ = false; }
+  // Connection `conn` (in accept order) was served: accepted outside an
+  // outage, and not taken by one since.
+  bool served(std::size_t conn) const { return conn < conns_.size() && !conns_[conn]->dead; }
+
  private:
   struct Conn {
     DotTestServer* server = nullptr;
@@ -337,7 +351,15 @@ class DotTestServer {
     std::size_t queries = 0;
     std::size_t answered = 0;
     std::vector<dns::Bytes> held;
+    bool dead = false;  // on the path an outage took (begin_outage())
   };
+
+  void kill(Conn& c) {
+    c.dead = true;
+    c.read_ev.reset();
+    c.write_ev.reset();
+    c.write_armed = false;
+  }
 
   static void on_accept(evutil_socket_t fd, short, void* arg) {
     auto* self = static_cast<DotTestServer*>(arg);
@@ -361,7 +383,8 @@ class DotTestServer {
     c->fd.reset(fd);
     const int one = 1;
     (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (!behaviour_.black_hole) {
+    c->dead = outage_;
+    if (!behaviour_.black_hole && !outage_) {
       c->bio.fd = fd;
       mbedtls_ssl_init(&c->ssl);
       c->ssl_live = true;
@@ -588,6 +611,7 @@ class DotTestServer {
   std::size_t swallowed_ = 0;
   std::size_t closed_by_client_ = 0;
   std::size_t close_notify_from_client_ = 0;
+  bool outage_ = false;
 };
 
 }  // namespace nxdns::test

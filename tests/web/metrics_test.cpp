@@ -85,6 +85,7 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   B->stats_value.handshakes.full = 59;
   A->stats_value.resent = 61;
   A->stats_value.hedged = 24;
+  B->stats_value.outage_dials = 67;
   A->stats_value.pipelining = upstream::PipeliningVerdict::serial;
   B->stats_value.pipelining = upstream::PipeliningVerdict::pipelining;
   C->kind_value = "doh";
@@ -201,6 +202,9 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   k.expect("nxdns_upstream_hedged_total{" + la + "}", 24);
   k.expect("nxdns_upstream_hedged_total{" + lb + "}", 0);
   k.expect("nxdns_upstream_hedged_total{" + lc + "}", 0);
+  k.expect("nxdns_upstream_outage_dials_total{" + la + "}", 0);
+  k.expect("nxdns_upstream_outage_dials_total{" + lb + "}", 67);
+  k.expect("nxdns_upstream_outage_dials_total{" + lc + "}", 0);
   const std::pair<std::string, const char*> verdicts[] = {{la, "serial"}, {lb, "pipelining"}, {lc, "unknown"}};
   for (const auto& [l, cur] : verdicts) {
     for (const char* v : {"unknown", "pipelining", "serial"}) {
@@ -353,7 +357,7 @@ TEST(Metrics, RealPoolThroughSnapshotRendersEverySeriesWithItsOwnValue) {
   STRCMP_EQUAL("counter", e.types.at("nxdns_upstream_tls_handshakes_total").c_str());
   STRCMP_EQUAL("gauge", e.types.at("nxdns_upstream_queue_depth").c_str());
   STRCMP_EQUAL("counter", e.types.at("nxdns_upstream_queued_total").c_str());
-  LONGS_EQUAL(44, e.families.size());  // 33 + three TLS handshake families + capacity + error answers + clock behind + resent + hedged + pipelining + the two route families
+  LONGS_EQUAL(45, e.families.size());  // 33 + three TLS handshake families + capacity + error answers + clock behind + resent + hedged + outage dials + pipelining + the two route families
 
   // The three answers reached their callers; everything else is still in
   // flight or queued.
