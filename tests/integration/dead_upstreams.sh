@@ -236,6 +236,7 @@ RET_HTTP=18153
 cat >"$WORK/ret.yaml" <<YAML
 listen:
   - "$ADDR:$PORT"
+forward_special_zones: [test]
 upstreams:
   - url: "tls://127.0.0.1:$RELAY_PORT_ret"
     tls_name: "dot.test"
