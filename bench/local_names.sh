@@ -48,7 +48,7 @@ nxdns_run "$BUILD" "$WORK/nxdns.yaml" "$WORK/nxdns.log"
 NX_PID=$SRV_PID
 wait_tcp "$ADDR" 5300 "$NX_PID" 10 || fail "nxdns did not start"
 dnsmasq --no-daemon --no-resolv --no-hosts --port 5301 --listen-address "$MADDR" --bind-interfaces \
-  --addn-hosts "$WORK/hosts" --local-ttl 60 --cache-size 1000 >"$WORK/dnsmasq.log" 2>&1 &
+  --addn-hosts "$WORK/hosts" --local-ttl 60 >"$WORK/dnsmasq.log" 2>&1 &
 DM_PID=$!
 PIDS+=("$DM_PID")
 for i in $(seq 1 100); do dig @"$MADDR" -p 5301 +short host1.home.arpa >/dev/null 2>&1 && break; sleep 0.05; done
