@@ -86,22 +86,23 @@ let
     cache_persist_interval = settingOr [ "cache" "persist_interval" ] 900;
   };
 
-  # A hosts file that NixOS writes (an environment.etc entry; /etc/hosts is
+  # A file that NixOS writes (an environment.etc entry; /etc/hosts is
   # networking.hosts and networking.extraHosts) changes on a switch while
-  # the configuration file stays the same. The daemon reads hosts files at
-  # start and on every reload, so its content is a reload trigger.
-  etcHostsSources = lib.concatMap (
+  # the configuration file stays the same. The daemon reads such files
+  # (hosts files) at start and on every reload, so their content is a
+  # reload trigger.
+  etcSources = lib.concatMap (
     f:
     let
       name = lib.removePrefix "/etc/" f;
       entry = config.environment.etc.${name};
     in
     lib.optional (lib.hasPrefix "/etc/" f && config.environment.etc ? ${name} && entry.enable) entry.source
-  ) hostPathHostsFiles;
+  );
 
   # ProtectHome= and PrivateTmp= give the unit empty directories of its own
-  # in place of these: a hosts file there is missing for the daemon, which
-  # would refuse to start.
+  # in place of these: a file the daemon must read there is missing for it,
+  # and it would refuse to start.
   hiddenPrefixes = [
     "/home/"
     "/root/"
@@ -109,9 +110,15 @@ let
     "/tmp/"
     "/var/tmp/"
   ];
-  hiddenHostsFiles = builtins.filter (
-    f: builtins.any (p: lib.hasPrefix p f) hiddenPrefixes
-  ) hostPathHostsFiles;
+  readableBySandbox =
+    option: files:
+    let
+      hidden = builtins.filter (f: builtins.any (p: lib.hasPrefix p f) hiddenPrefixes) files;
+    in
+    {
+      assertion = hidden == [ ];
+      message = "services.nxdns.${option}: ${lib.concatStringsSep ", " hidden} cannot be read by nxdns.service: ProtectHome= and PrivateTmp= hide /home, /root, /run/user, /tmp and /var/tmp from it. Put the file under /etc (environment.etc).";
+    };
 
   # home_router: auto finds the default gateway (getifaddrs(3)) and follows
   # route and address changes: both speak netlink. Off, or a configured
@@ -458,10 +465,7 @@ in
           assertion = builtins.all (e: helpers.parseEndpoint 53 e != null) cfg.settings.listen;
           message = "services.nxdns.settings.listen: every entry must be IP[:port] or [IPv6][:port], got ${builtins.toJSON cfg.settings.listen}.";
         }
-        {
-          assertion = hiddenHostsFiles == [ ];
-          message = "services.nxdns.settings.hosts_files: ${lib.concatStringsSep ", " hiddenHostsFiles} cannot be read by nxdns.service: ProtectHome= and PrivateTmp= hide /home, /root, /run/user, /tmp and /var/tmp from it. Put the file under /etc (environment.etc).";
-        }
+        (readableBySandbox "settings.hosts_files" hostPathHostsFiles)
       ]
       ++ upstreamAssertions;
 
@@ -491,7 +495,7 @@ in
 
         # A new configuration file or hosts file reloads; a new package or a
         # setting that cannot change in place restarts.
-        reloadTriggers = [ configFile ] ++ etcHostsSources;
+        reloadTriggers = [ configFile ] ++ etcSources hostPathHostsFiles;
         restartTriggers = [ (builtins.toJSON restartOnlySettings) ];
 
         # mbedTLS verifies with the file named by the daemon; libcurl (DoH)
