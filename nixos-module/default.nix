@@ -26,6 +26,10 @@ let
   cfg = config.services.nxdns;
   helpers = import ./lib.nix { inherit lib; };
   settingsFormat = pkgs.formats.yaml { };
+  blocking = import ./blocking.nix {
+    inherit lib settingsFormat;
+    defaultStateDir = defaultListsDir;
+  };
 
   # pkgs.nxdns exists when the flake's overlay is applied; otherwise build
   # this tree's package.nix with the system's own pkgs (cross-aware: for the
@@ -47,9 +51,14 @@ let
   # copied to the store when rendered: only strings name files on the host.
   hostsFiles = lib.unique (cfg.settings.hosts_files ++ optional cfg.hostsFromNetworking "/etc/hosts");
   hostPathHostsFiles = builtins.filter builtins.isString hostsFiles;
+  blockingSection = blocking.render cfg.settings.blocking;
   renderedSettings = helpers.dropNulls (
-    removeAttrs cfg.settings [ "hosts_files" ]
+    removeAttrs cfg.settings [
+      "hosts_files"
+      "blocking"
+    ]
     // lib.optionalAttrs (hostsFiles != [ ]) { hosts_files = hostsFiles; }
+    // lib.optionalAttrs (blockingSection != null) { blocking = blockingSection; }
   );
   generatedConfig = settingsFormat.generate "nxdns-unchecked.yaml" renderedSettings;
 
@@ -86,22 +95,23 @@ let
     cache_persist_interval = settingOr [ "cache" "persist_interval" ] 900;
   };
 
-  # A hosts file that NixOS writes (an environment.etc entry; /etc/hosts is
+  # A file that NixOS writes (an environment.etc entry; /etc/hosts is
   # networking.hosts and networking.extraHosts) changes on a switch while
-  # the configuration file stays the same. The daemon reads hosts files at
-  # start and on every reload, so its content is a reload trigger.
-  etcHostsSources = lib.concatMap (
+  # the configuration file stays the same. The daemon reads hosts files and
+  # file blocklists at start and on every reload, so their content is a
+  # reload trigger.
+  etcSources = lib.concatMap (
     f:
     let
       name = lib.removePrefix "/etc/" f;
       entry = config.environment.etc.${name};
     in
     lib.optional (lib.hasPrefix "/etc/" f && config.environment.etc ? ${name} && entry.enable) entry.source
-  ) hostPathHostsFiles;
+  );
 
   # ProtectHome= and PrivateTmp= give the unit empty directories of its own
-  # in place of these: a hosts file there is missing for the daemon, which
-  # would refuse to start.
+  # in place of these: a file the daemon must read there (a hosts file, a
+  # blocklist) is missing for it, and it would refuse to start.
   hiddenPrefixes = [
     "/home/"
     "/root/"
@@ -109,9 +119,15 @@ let
     "/tmp/"
     "/var/tmp/"
   ];
-  hiddenHostsFiles = builtins.filter (
-    f: builtins.any (p: lib.hasPrefix p f) hiddenPrefixes
-  ) hostPathHostsFiles;
+  readableBySandbox =
+    option: files:
+    let
+      hidden = builtins.filter (f: builtins.any (p: lib.hasPrefix p f) hiddenPrefixes) files;
+    in
+    {
+      assertion = hidden == [ ];
+      message = "services.nxdns.${option}: ${lib.concatStringsSep ", " hidden} cannot be read by nxdns.service: ProtectHome= and PrivateTmp= hide /home, /root, /run/user, /tmp and /var/tmp from it. Put the file under /etc (environment.etc).";
+    };
 
   # home_router: auto finds the default gateway (getifaddrs(3)) and follows
   # route and address changes: both speak netlink. Off, or a configured
@@ -120,9 +136,11 @@ let
 
   # The unit's StateDirectory (systemd creates it before the daemon starts;
   # with DynamicUser it is /var/lib/private/nxdns, reached through the
-  # /var/lib/nxdns symlink, and kept across restarts and reboots).
+  # /var/lib/nxdns symlink, and kept across restarts and reboots). It holds
+  # the cache file and, in lists/, the copies of URL blocklists.
   stateDirectory = "nxdns";
   defaultPersistFile = "/var/lib/${stateDirectory}/cache";
+  defaultListsDir = "/var/lib/${stateDirectory}/lists";
   # `nxdns reload` over the loopback web surface waits for the daemon's
   # verdict, so `systemctl reload nxdns` (and nixos-rebuild switch) fails
   # with the daemon's FILE:LINE:COL error when the file is not applied.
@@ -260,6 +278,7 @@ let
           };
         };
       };
+      blocking = blocking.option;
       hosts_files = mkOption {
         type = types.listOf types.path;
         default = [ ];
@@ -424,6 +443,22 @@ in
       '';
     };
 
+    blocklists = mkOption {
+      type = types.listOf (types.either (types.strMatching "https://.+") types.path);
+      default = [ ];
+      example = [
+        "https://example.org/hosts.txt"
+        "/etc/nxdns/blocklist.txt"
+      ];
+      description = ''
+        Blocklists, each an `https://` URL (fetched by the daemon, its last
+        good copy kept in `settings.blocking.state_dir`) or an absolute path
+        on this host: added after `settings.blocking.lists` as
+        `{ url = ...; }` or `{ file = ...; }`. The other blocking settings
+        (`allow`, `answer`, `groups`, `refresh`) are in `settings.blocking`.
+      '';
+    };
+
     checkConfig = mkOption {
       type = types.bool;
       default = true;
@@ -458,16 +493,19 @@ in
           assertion = builtins.all (e: helpers.parseEndpoint 53 e != null) cfg.settings.listen;
           message = "services.nxdns.settings.listen: every entry must be IP[:port] or [IPv6][:port], got ${builtins.toJSON cfg.settings.listen}.";
         }
-        {
-          assertion = hiddenHostsFiles == [ ];
-          message = "services.nxdns.settings.hosts_files: ${lib.concatStringsSep ", " hiddenHostsFiles} cannot be read by nxdns.service: ProtectHome= and PrivateTmp= hide /home, /root, /run/user, /tmp and /var/tmp from it. Put the file under /etc (environment.etc).";
-        }
+        (readableBySandbox "settings.hosts_files" hostPathHostsFiles)
+        (readableBySandbox "settings.blocking.lists" (
+          blocking.hostListFiles cfg.settings.blocking ++ blocking.hostCaFiles cfg.settings.blocking
+        ))
       ]
-      ++ upstreamAssertions;
+      ++ upstreamAssertions
+      ++ blocking.assertions cfg.settings.blocking;
 
       environment.systemPackages = [ cfg.package ];
 
       environment.etc."nxdns/nxdns.yaml".source = configFile;
+
+      services.nxdns.settings.blocking.lists = lib.mkAfter (map blocking.entryOf cfg.blocklists);
 
       networking.firewall = mkIf cfg.openFirewall {
         allowedTCPPorts = helpers.listenPorts cfg.settings.listen;
@@ -489,9 +527,12 @@ in
         ];
         before = [ "nss-lookup.target" ];
 
-        # A new configuration file or hosts file reloads; a new package or a
-        # setting that cannot change in place restarts.
-        reloadTriggers = [ configFile ] ++ etcHostsSources;
+        # A new configuration file, hosts file or file blocklist reloads; a
+        # new package or a setting that cannot change in place restarts.
+        reloadTriggers = [
+          configFile
+        ]
+        ++ etcSources (hostPathHostsFiles ++ blocking.hostListFiles cfg.settings.blocking);
         restartTriggers = [ (builtins.toJSON restartOnlySettings) ];
 
         # mbedTLS verifies with the file named by the daemon; libcurl (DoH)
@@ -515,8 +556,9 @@ in
           TimeoutStopSec = "15s";
 
           DynamicUser = true;
-          # Where the cache file lives (settings.cache.persist_file): the
-          # only place the unit may write (ProtectSystem=strict).
+          # Where the cache file (settings.cache.persist_file) and the URL
+          # blocklists' copies (settings.blocking.state_dir) live: the only
+          # place the unit may write (ProtectSystem=strict).
           StateDirectory = stateDirectory;
           StateDirectoryMode = "0700";
           # Port 53 is the only privilege it needs.

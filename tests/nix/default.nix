@@ -11,6 +11,7 @@
 let
   suites = {
     module = import ./module-tests.nix { inherit lib; };
+    blocking = import ./blocking-tests.nix { inherit lib; };
     clock = import ./clock-tests.nix { inherit lib; };
     package = import ./package-tests.nix { inherit lib; };
     flake = import ./flake-tests.nix { inherit lib; };
