@@ -11,21 +11,33 @@
 #            stderr: loaded when it logs "read LIST - N names". RSS added is
 #            its VmRSS then minus its VmRSS with an empty list; load time
 #            is start-to-that-line minus the same for the empty list.
+#   daemon   bench/blocklist_daemon.sh on the same hosts list: both servers
+#            running, the list switched on by a reload and reloaded again
+#            under 100 queries/s (RSS added, time until active, peak RSS of
+#            the swap, every query's latency meanwhile); its own table.
 #
 # Goals (a row says ok or MISSED; the exit status is 1 if any is missed):
 #   RSS added         <= 0.15 x dnsmasq's for the same list
 #   blocking active   <= 0.5 x dnsmasq's load time
 #   lookup            < 1 us per query (CPU time of the thread: the machine
 #                     is shared, and other processes inflate wall time)
+#   worst latency     <= 50 ms at 100 queries/s while the list reloads
+#                     (daemon part)
 #
 # usage: bench/blocklist.sh BUILD_DIR [NAMES]   (NAMES: 1000000)
-# Needs dnsmasq (apt package dnsmasq-base; scripts/install-deps.sh --bench).
-# Loopback only: dnsmasq listens on 127.0.0.1 and forwards nothing.
+# Needs dnsmasq (apt package dnsmasq-base; scripts/install-deps.sh --bench),
+# python3, and in BUILD_DIR nxdns and the test fixtures besides
+# nxdns-blocklist. Loopback only: every server, fixture and client is on
+# 127.0.0.0/8.
 set -euo pipefail
 BUILD=${1:?usage: $0 BUILD_DIR [NAMES]}
 NAMES=${2:-1000000}
 PROG=$BUILD/bench/nxdns-blocklist
-[ -x "$PROG" ] || { echo "blocklist: $PROG not built (cmake --build $BUILD --target nxdns-blocklist)" >&2; exit 2; }
+HERE=$(cd "$(dirname "$0")" && pwd)
+for p in "$PROG" "$BUILD/src/cli/nxdns" "$BUILD/tests/fixtures/nxdns-fixture-dot" "$BUILD/tests/fixtures/nxdns-test-pki" \
+  "$BUILD/tests/fixtures/nxdns-fixture-plain-dns"; do
+  [ -x "$p" ] || { echo "blocklist: $p not built (cmake --build $BUILD --target $(basename "$p"))" >&2; exit 2; }
+done
 command -v dnsmasq >/dev/null || { echo "blocklist: dnsmasq not installed (apt package dnsmasq-base)" >&2; exit 2; }
 
 WORK=$(mktemp -d /tmp/nxdns-blocklist.XXXXXX)
@@ -85,6 +97,7 @@ echo "blocklist: dnsmasq, empty list, then the list (a million names take it abo
 read -r dm_t0 dm_rss0 _ _ < <(dnsmasq_load "$WORK/empty.hosts")
 read -r dm_t1 dm_rss1 dm_hwm1 dm_names < <(dnsmasq_load "$WORK/list.hosts")
 
+status=0
 awk -v dm_t0="$dm_t0" -v dm_rss0="$dm_rss0" -v dm_t1="$dm_t1" -v dm_rss1="$dm_rss1" -v dm_hwm1="$dm_hwm1" \
     -v dm_names="$dm_names" -v list_mib="$(du -m "$WORK/list.hosts" | cut -f1)" '
   { v[$1] = $2 }
@@ -121,4 +134,7 @@ awk -v dm_t0="$dm_t0" -v dm_rss0="$dm_rss0" -v dm_t1="$dm_t1" -v dm_rss1="$dm_rs
     printf "%-36s %14s\n", "RSS change across the swap", mib(v["swap_rss_change_kib"])
     printf "%-36s %12.2f ms\n", "old table released (on the loop)", v["old_table_release_ms"]
     exit missed
-  }' "$WORK/nxdns.txt"
+  }' "$WORK/nxdns.txt" || status=1
+echo "blocklist: the daemons" >&2
+bash "$HERE/blocklist_daemon.sh" "$BUILD" "$WORK/list.hosts" || status=1
+exit "$status"
