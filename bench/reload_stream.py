@@ -11,7 +11,11 @@ every 10 ms, one of two ways:
   --active-health URL     nxdns: /api/health's blocking.builds grew
   --active-log FILE --active-text TEXT
                           dnsmasq: one more line of FILE contains TEXT
-With --pid, the same thread samples that process's VmRSS.
+With --pid, the same thread samples that process's VmRSS and how long its
+main thread (the daemon's event loop) and this client's sending thread have
+waited for a CPU (/proc/.../schedstat, run-queue time): for the slowest
+queries the result says how much of their latency was the machine's other
+work rather than the server's.
 
 The stream ends after --seconds and, when a reload was asked for, once the
 reload is active; answers still outstanding are then awaited 2 s more (a
@@ -21,6 +25,7 @@ Loopback only: refuses any server address outside 127.0.0.0/8.
 """
 import argparse
 import json
+import os
 import select
 import socket
 import subprocess
@@ -49,6 +54,15 @@ def vm_rss(pid):
     return None
 
 
+def run_queue_ns(pid, tid):
+    # Second field of schedstat: time spent runnable but waiting for a CPU.
+    try:
+        with open("/proc/%d/task/%d/schedstat" % (pid, tid)) as f:
+            return int(f.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def health_builds(url):
     with urllib.request.urlopen(url, timeout=2) as r:
         b = json.load(r).get("blocking") or {}
@@ -67,14 +81,15 @@ class Watcher(threading.Thread):
     """Samples RSS and waits for the reload to be in use, off the sending
     thread, so a slow HTTP answer never delays a query."""
 
-    def __init__(self, a, t0):
+    def __init__(self, a, t0, client_tid):
         super().__init__(daemon=True)
-        self.a, self.t0 = a, t0
+        self.a, self.t0, self.client_tid = a, t0, client_tid
         self.armed = threading.Event()
         self.stop = threading.Event()
         self.active_s = None
         self.failed = None
         self.rss = []  # (s since stream start, KiB)
+        self.waits = []  # (s since stream start, daemon loop run-queue ns, client run-queue ns)
         self.baseline = None
         if a.active_health:
             self.baseline = health_builds(a.active_health)
@@ -97,6 +112,9 @@ class Watcher(threading.Thread):
                 r = vm_rss(self.a.pid)
                 if r is not None:
                     self.rss.append((now, r))
+                lw, cw = run_queue_ns(self.a.pid, self.a.pid), run_queue_ns(os.getpid(), self.client_tid)
+                if lw is not None and cw is not None:
+                    self.waits.append((now, lw, cw))
             if self.armed.is_set() and self.active_s is None and self.baseline is not None:
                 try:
                     if self.reached():
@@ -145,7 +163,7 @@ def main():
     got = [None] * total
     rcode = [None] * total
     t0 = time.monotonic()
-    w = Watcher(a, t0)
+    w = Watcher(a, t0, threading.get_native_id())
     w.start()
     proc = None
     reload_s = None
@@ -223,9 +241,27 @@ def main():
             # The window: from the reload command to the new list in use.
             "window_sent": sum(1 for k in range(i) if reload_s <= sent[k] <= end),
             "window_answered": sum(1 for k in range(i) if got[k] is not None and reload_s <= got[k] <= end),
+            # Sent during the reload and answered within --goal-ms.
+            "window_on_time": sum(1 for k in range(i) if got[k] is not None and reload_s <= sent[k] <= end
+                                  and (got[k] - sent[k]) * 1000.0 <= a.goal_ms),
             "window_max_ms": round(max([(got[k] - sent[k]) * 1000.0 for k in range(i) if got[k] is not None
                                         and reload_s <= sent[k] <= end] or [0.0]), 2),
         })
+    if w.waits:
+        # The five slowest queries, and the run-queue time of the daemon's
+        # loop and of this client between the samples around each.
+        def waited(t_from, t_to):
+            lo = [x for x in w.waits if x[0] <= t_from]
+            hi = [x for x in w.waits if x[0] >= t_to]
+            if not lo or not hi:
+                return None, None
+            return round((hi[0][1] - lo[-1][1]) / 1e6, 1), round((hi[0][2] - lo[-1][2]) / 1e6, 1)
+        slow = sorted((k for k in range(i) if got[k] is not None), key=lambda k: sent[k] - got[k])[:5]
+        out["slowest"] = []
+        for k in slow:
+            lw, cw = waited(sent[k], got[k])
+            out["slowest"].append({"sent_s": round(sent[k], 3), "ms": round((got[k] - sent[k]) * 1000.0, 1),
+                                   "loop_waited_cpu_ms": lw, "client_waited_cpu_ms": cw})
     if w.rss:
         before = [r for t, r in w.rss if reload_s is None or t <= reload_s]
         out["rss_kib"] = {
