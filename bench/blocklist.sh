@@ -49,12 +49,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# A UDP port nobody listens on at 127.0.0.1.
+# A port no socket of any state holds, UDP or TCP (a connected UDP socket
+# is not listed as listening, yet its port cannot be bound).
 free_port() {
   local p
   for _ in $(seq 1 50); do
     p=$((20000 + RANDOM % 40000))
-    if [ -z "$(ss -Hlnu "sport = :$p" 2>/dev/null)" ] && [ -z "$(ss -Hlnt "sport = :$p" 2>/dev/null)" ]; then
+    if [ -z "$(ss -Hanu "sport = :$p" 2>/dev/null)" ] && [ -z "$(ss -Hant "sport = :$p" 2>/dev/null)" ]; then
       echo "$p"; return 0
     fi
   done
@@ -64,12 +65,15 @@ free_port() {
 # dnsmasq_load LIST: prints "SECONDS RSS_KIB HWM_KIB NAMES" once dnsmasq has
 # read LIST, then stops it.
 dnsmasq_load() {
-  local list=$1 log=$WORK/dnsmasq.log port start end line
+  local list=$1 log=$WORK/dnsmasq.log addr port start end line
   port=$(free_port) || { echo "blocklist: no free loopback port" >&2; return 1; }
+  # An address of its own in 127.0.0.0/8: other servers on this machine
+  # crowd 127.0.0.1.
+  addr="127.$((RANDOM % 200 + 20)).$((RANDOM % 250 + 1)).$((RANDOM % 250 + 1))"
   : >"$log"
   start=$EPOCHREALTIME
   dnsmasq --no-daemon --no-resolv --no-hosts --conf-file=/dev/null --pid-file= --user="$(id -un)" \
-    --port "$port" --listen-address 127.0.0.1 --bind-interfaces --addn-hosts="$list" --log-facility=- \
+    --port "$port" --listen-address "$addr" --bind-interfaces --addn-hosts="$list" --log-facility=- \
     >"$log" 2>&1 &
   DNSMASQ_PID=$!
   until line=$(grep -m1 "read $list - " "$log"); do

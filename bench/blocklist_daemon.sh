@@ -74,12 +74,13 @@ PIDS+=("$!")
 wait_file "$WORK/plain.port" || fail "plain DNS fixture did not start"
 PLAIN_PORT=$(cat "$WORK/plain.port")
 
-# A port nobody listens on, UDP or TCP, on any address.
+# A port no socket of any state holds, UDP or TCP (a connected UDP socket
+# is not listed as listening, yet its port cannot be bound).
 free_port() {
   local p
   for _ in $(seq 1 50); do
     p=$((20000 + RANDOM % 40000))
-    if [ -z "$(ss -Hlnu "sport = :$p" 2>/dev/null)" ] && [ -z "$(ss -Hlnt "sport = :$p" 2>/dev/null)" ]; then
+    if [ -z "$(ss -Hanu "sport = :$p" 2>/dev/null)" ] && [ -z "$(ss -Hant "sport = :$p" 2>/dev/null)" ]; then
       echo "$p"; return 0
     fi
   done
