@@ -227,6 +227,7 @@ row() {  # row NAME FILE KEY...: "nxdns-value dnsmasq-value" of one key
   echo "swap_p99 $(row swap p99_ms)"
   echo "swap_over $(row swap over_goal)"
   echo "idle_max $(row idle max_ms)"
+  echo "swap_late $(row swap send_late_max_ms)"
   echo "idle_p99 $(row idle p99_ms)"
   echo "win_sent $(row swap window_sent)"
   echo "win_answered $(row swap window_answered)"
@@ -263,6 +264,7 @@ awk -v rate="$RATE" -v secs="$SECONDS_STREAM" -v at="$RELOAD_AT" -v goal="$GOAL_
            verdict(v["swap_max", 1] != "-" && v["swap_max", 1] <= goal)
     printf "%-40s %11.1f ms %11.1f ms\n", "  p99", v["swap_p99", 1], v["swap_p99", 2]
     printf "%-40s %14d %14d\n", "  queries over " goal " ms", v["swap_over", 1], v["swap_over", 2]
+    printf "%-40s %11.1f ms %11.1f ms\n", "  the client sent late by at most", v["swap_late", 1], v["swap_late", 2]
     printf "%-40s %8d / %-5d %8d / %-5d\n", "sent during the reload: answered <= " goal " ms", v["win_on_time", 1],
            v["win_sent", 1], v["win_on_time", 2], v["win_sent", 2]
     printf "%-40s %8d / %-5d %8d / %-5d\n", "answers during the reload / queries sent", v["win_answered", 1],

@@ -228,6 +228,10 @@ def main():
         "max_ms": round(max(lat), 2) if lat else None,
         "over_goal": sum(1 for x in lat if x > a.goal_ms),
         "worst_sent_s": round(sent[worst], 3) if worst is not None and got[worst] is not None else None,
+        # How late this client sent against its schedule: a client held off
+        # the CPU sends nothing meanwhile, and the queries it would have sent
+        # never see the stall (latency is from the actual send).
+        "send_late_max_ms": round(max((sent[k] - k / a.rate) * 1000.0 for k in range(i)), 1) if i else None,
     }
     if reloading:
         end = w.active_s if w.active_s is not None else time.monotonic() - t0
