@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# RSS cost of admission (issue 17 item 3), loopback only: the daemon's VmRSS
+# RSS cost of admission, loopback only: the daemon's VmRSS
 # with N UDP queries held in flight against a black-holed DoT upstream (the
 # fixture accepts and never answers), and with M idle TCP connections open.
 # Prints KiB per in-flight query and per connection; the caps in

@@ -8,7 +8,7 @@
 # Build trees (built here when missing):
 #   NXDNS_BENCH_228=build-ci/main       mbedTLS 2.28 (Debian)
 #   NXDNS_BENCH_36=build-ci/mbedtls3    mbedTLS 3.6 (scripts/build-mbedtls3.sh)
-# Targets to beat (issue 3): warm <= 1.05, cold <= 3.0 with TLS 1.3; the best
+# Targets to beat (docs/performance.md, "Targets"): warm <= 1.05, cold <= 3.0 with TLS 1.3; the best
 # established forwarder measured on this workload: 1.06 warm, 3.16 cold.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

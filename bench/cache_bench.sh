@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cache benchmark (issue 14 item 6): nxdns vs unbound, one run, the same DoT
+# Cache benchmark: nxdns vs unbound, one run, the same DoT
 # upstream fixture (40 ms round trip through the delay relay), loopback only.
 #
 #   1. trace replay: the seeded household trace (household_trace.py),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Instructions per cached answer (issue 14 follow-up), nxdns vs unbound, one
+# Instructions per cached answer, nxdns vs unbound, one
 # thread each, counted by callgrind in the server process (user space only:
 # the kernel's send/recv work is not counted). Load-independent, unlike QPS
 # on a shared machine.

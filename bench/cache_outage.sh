@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The 30 s WAN outage (issue 14's serve-stale target), nxdns vs unbound in
+# The 30 s WAN outage (the serve-stale target), nxdns vs unbound in
 # the same run, loopback only. Both servers forward over DoT to one fixture
 # behind the 40 ms delay relay; they learn the names of the first hour of
 # the household trace (household_trace.py), every entry is let go past its

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cached-answer QPS (issue 14 target: nxdns >= 1.5 x unbound, one thread
+# Cached-answer QPS (target: nxdns >= 1.5 x unbound, one thread
 # each), nxdns vs unbound in the same run, loopback only, with the load
 # average beside the figures. Both servers forward over DoT to one fixture
 # (no relay: only the warm-up misses reach it); NAMES names are cached, then

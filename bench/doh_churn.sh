@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Connections nxdns opens to Knot Resolver's DoH under load (issue 13
-# item 6: "connections opened stay within the slots"):
+# Connections nxdns opens to Knot Resolver's DoH under load (they must stay
+# within the slots: docs/architecture.md, "No connection churn"):
 #   bash bench/doh_churn.sh path/to/nxdns [fixture-dir]
 # kresd (Debian knot-resolver, 5.6) serves DoH (HTTP/2 over TLS, the test
 # PKI's certificate for doh.test) on a 127.x address and answers every query

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2154  # FIX_PORT_* and RELAY_PORT_* are set by start_fixture / start_relay (printf -v)
-# bench/run.sh section "handshake" (issue 15, item 4): instructions on the
+# bench/run.sh section "handshake": instructions on the
 # daemon's loop per cold handshake, per reconnect (resumed) and per
 # one-session burst, counted by callgrind in the daemon process the way
 # section "cpu" counts them per query. Sourced by bench/run.sh after

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A deterministic synthetic household DNS trace (issue 14, bench/cache.md).
+"""A deterministic synthetic household DNS trace (bench/cache.md).
 
 Seeded; Zipf-distributed popularity over a few thousand names; a TTL mix from
 30 s to 1 day; a share of negative answers (NXDOMAIN and NODATA, the way

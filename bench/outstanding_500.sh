@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The issue-17 load row: dnsperf with 500 queries outstanding from 10
+# The "500 outstanding" row of docs/performance.md's targets: dnsperf with 500 queries outstanding from 10
 # clients (-c 10 -q 500), unique names, one DoT upstream fixture on loopback
 # (no added round trip), nxdns beside its peers in the same run. The servers
 # alternate over --rounds N (nxdns, unbound[, kresd], nxdns, ...) so a load

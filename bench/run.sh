@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# nxdns benchmark suite: one entry point, loopback only (issue 9).
+# nxdns benchmark suite: one entry point, loopback only.
 #
 #   bash bench/run.sh [--runs N] [--only SECTIONS] [--servers LIST] [--out DIR]
 #

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2154  # FIX_PORT_* and RELAY_PORT_* are set by start_fixture / start_relay (printf -v)
-# bench/run.sh section "states" (issue 15, item 6): a 30-name burst in every
+# bench/run.sh section "states": a 30-name burst in every
 # state a household daemon is in before a burst, side by side with the peers
 # in one run. Sourced by bench/run.sh after tests/integration/lib.sh and
 # bench/lib.sh (burst_state_once uses their start_fixture, start_relay,

@@ -221,7 +221,7 @@ if [ -n "$relaxed" ]; then
   echo "$relaxed"
 fi
 step "summary: $(grep -E '^[0-9]+% tests passed' "$BUILD/ctest.log" || echo 'no ctest summary')"
-# Bench figure (issue 7): the daemon's RSS under qemu after a 30-name burst.
+# Bench figure: the daemon's RSS under qemu after a 30-name burst.
 # It is the qemu process's RSS, emulator included: an upper bound for the Pi.
 if rss_line=$(NXDNS_EMULATOR=qemu-aarch64-static bash "$ROOT/bench/rss_after_burst.sh" \
                 "$BUILD/src/cli/nxdns" "$BUILD/tests/fixtures" 2>&1 | tail -n1); then

@@ -163,7 +163,8 @@ fi
 flake_failed=0
 if [ -n "${libdir:-}" ]; then
   tmp=$(mktemp -d)
-  # The lib may be a read-only copy (CI's shared/): make the copy removable.
+  # The lib may be a read-only copy (the one CI places beside the clone): make
+  # the copy removable.
   trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
   mkdir -p "$tmp/nixpkgs" "$tmp/src"
   cp "$ROOT/tests/nix/stubs/nixpkgs-flake/flake.nix" "$ROOT/tests/nix/stubs/pkgs.nix" "$tmp/nixpkgs/"

@@ -10,7 +10,7 @@ namespace nxdns::app {
 
 namespace {
 
-// The process's one curl multi handle (DESIGN.md): made with the first DoH
+// The process's one curl multi handle (curl_multi.hpp): made with the first DoH
 // upstream, shared by the rest, owned by their transports (the factory only
 // remembers it weakly), so it is destroyed with the last of them, before
 // the daemon frees its event loop.

@@ -37,7 +37,7 @@ struct AnswerLayout {
   // dns::answer_for_client's EDNS step for this answer, found once: the
   // client-facing OPT depends only on the stored answer and on whether the
   // client sent OPT and its DO bit, so a hit need not walk the answer again
-  // to find and rebuild it (issue 14: that walk was a quarter of a hit).
+  // to find and rebuild it (that walk would be a quarter of a hit's cost).
   struct ClientForm {
     std::uint16_t cut = 0;      // the upstream OPT's first octet, or `end` without one
     std::uint16_t dropped = 0;  // records from the upstream OPT on, off ARCOUNT

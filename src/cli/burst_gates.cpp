@@ -43,7 +43,7 @@ constexpr BurstGate gate_table[] = {
     // staircase). Middle half 2.12..2.25 / 2.14..2.28; after the day's merge
     // 2.12..2.49 on 3.6 (6 runs at load 0.7): margin 0.50.
     {"serial-warm", false, false, 2.20, 2.19, 0.50, 0.11, 0},
-    // The household's usual state (issue 15): a fresh daemon holding one
+    // The household's usual state: a fresh daemon holding one
     // session (the burst tool's single queries open it), then the burst,
     // pipelined on that session: one round trip, like warm. Measured after
     // the day's merge (load 0.7): 1.04..1.14 on 3.6 (6 runs), 1.00..1.09 on
@@ -68,7 +68,7 @@ constexpr BurstGate gate_table[] = {
     // 4.14, 4.04 (load ~2), so its median is now taken as 4.15 (was 4.00
     // from the first five runs); 2.28 measured 5.41 once, inside its spread.
     // Margin 0.50 (a cold-like burst: its dials' CPU is what load moves).
-    // Its staircase is the issue's 0.20, not 0.11: the open session still answers its line
+    // Its staircase limit is 0.20, not 0.11: the open session still answers its line
     // one at a time while the re-sent copies come back from the new sessions
     // (measured 0.13 on a quiet machine), hence its rule: what tells
     // spreading from a serial line here is the fixture's counters in

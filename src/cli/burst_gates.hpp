@@ -3,7 +3,7 @@
 // enough" that `nxdns burst --gate NAME`, `nxdns demo`, the hermetic
 // acceptance test (tests/integration/burst_acceptance.sh) and the NixOS VM
 // test read. Each gate sits just above what this project measured, with the
-// margin explained beside it; the design's bar (what established forwarders
+// margin explained beside it; the design target (what established forwarders
 // reach on the same workload, docs/performance.md) is printed next to every
 // verdict. Adding a gate is one row in burst_gates.cpp.
 #include <optional>
@@ -40,7 +40,7 @@ struct BurstGate {
   double measured_ratio_tls12;  // the same on a TLS 1.2-only library (mbedTLS 2.28)
   double ratio_margin;          // the gate is the measured median + this
   double max_staircase;         // staircase_score (0: all at once, 1: serial)
-  double design_target;         // the design's bar for the ratio (TLS 1.3); 0: none stated
+  double design_target;         // the ratio established forwarders reach (TLS 1.3); 0: none stated
   // Last, with the common rule as its default, so a row that leaves it out
   // states nothing unusual.
   StaircaseRule staircase_rule = StaircaseRule::below_eight_way_waves;

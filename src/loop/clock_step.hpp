@@ -1,8 +1,8 @@
 #pragma once
 // Noticing that the wall clock stepped. Certificate validity is judged by the
 // wall clock; on a Pi without RTC it starts wrong and NTP later steps it.
-// Verifications that failed under the old clock must be retried at once
-// (issue 16), so the daemon watches for steps: every `period` it compares how
+// Verifications that failed under the old clock must be retried at once,
+// so the daemon watches for steps: every `period` it compares how
 // far the wall clock moved with how far the monotonic clock moved. The two
 // advance together except when someone sets the time (NTP's step, `date -s`);
 // a late timer delays both samples alike, and slewing (adjtime) moves the

@@ -21,9 +21,9 @@ class TimerTarget {
 };
 
 // One re-armable deadline. A Timer opens one on its first arm and keeps it
-// for its life, so arming it again costs no allocation: issue 17 counted ~4
-// arms per forwarded answer at ~4 heap allocations each when every arm made
-// a fresh one-shot callback.
+// for its life, so arming it again costs no allocation: a forwarded answer
+// arms ~4 deadlines, and a fresh one-shot callback per arm would cost ~4
+// heap allocations each.
 class TimerSlot {
  public:
   // Sets the deadline `delay` from now, replacing a pending one. Zero means

@@ -1,7 +1,7 @@
 #pragma once
 // Freed small blocks kept for reuse, per size class, in front of malloc.
 //
-// Why: at 500 queries outstanding (issue 17) the forwarding path holds
+// Why: at 500 queries outstanding the forwarding path holds
 // hundreds of same-sized blocks at once (hash nodes, query and answer
 // buffers, callbacks) and frees them in arrival order. glibc's per-thread
 // cache keeps 7 blocks per size, so nearly every malloc and free of that

@@ -1,8 +1,8 @@
 #pragma once
 // Client queries, from admission to reply. One ClientQuery object per query
 // owns the total budget timer and the pool ticket; nothing outlives it. It
-// lives in its hash node (one allocation per query, not two: the 500-query
-// burst of issue 17 holds hundreds at once, past the allocator's caches).
+// lives in its hash node (one allocation per query, not two: a burst of 500
+// queries outstanding holds hundreds at once, past the allocator's caches).
 #include <array>
 #include <cstdint>
 #include <functional>

@@ -24,7 +24,7 @@ loop::UniqueFd bind_socket(const net::Endpoint& ep, int type, std::string* why) 
   // only the PKTINFO control message tells it. A socket bound to one address
   // answers from that address anyway, so it asks for none: the kernel then
   // builds no control message per datagram received and parses none per
-  // answer sent (the cached-answer path is mostly kernel time, issue 14).
+  // answer sent (the cached-answer path is mostly kernel time).
   const bool needs_pktinfo = type == SOCK_DGRAM && net::is_unspecified(ep);
   if (ep.family() == AF_INET6) {
     if (::setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) != 0) return fail("set IPV6_V6ONLY on");

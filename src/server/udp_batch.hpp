@@ -1,9 +1,10 @@
 #pragma once
 // The datagrams of one UDP wakeup: the receive side of one recvmmsg and the
 // answers that go back with one sendmmsg. One syscall per batch instead of
-// one per datagram each way (issue 14: the syscalls were the cached-answer
-// path's largest cost after the engine's own). No I/O here: the listener
-// makes the calls; this builds and reads the message headers they take.
+// one per datagram each way: the syscalls are the cached-answer path's
+// largest cost after the engine's own (docs/performance.md, "Answer cache").
+// No I/O here: the listener makes the calls; this builds and reads the
+// message headers they take.
 #include <netinet/in.h>
 #include <sys/socket.h>
 

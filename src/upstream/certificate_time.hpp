@@ -3,7 +3,7 @@
 // RTC: until NTP sets the clock, an upstream certificate issued after the
 // clock's floor is "not yet valid", and that failure must say so (log,
 // /api/health, metrics) and be retried once the clock moves, instead of
-// looking like a bad upstream for ever (hardware/clock.nix, issue 16).
+// looking like a bad upstream for ever (hardware/clock.nix).
 #include <cstdint>
 #include <string>
 

@@ -1,8 +1,8 @@
 #pragma once
 // One libcurl multi handle driven by the libevent loop, shared by every DoH
-// upstream of the process (DESIGN.md: "all sharing one curl multi handle"),
-// so that connections, the CA store cache and the timer are curl's to pool
-// and the loop sees exactly the sockets and the one timeout curl asks for.
+// upstream of the process, so that connections, the CA store cache and the
+// timer are curl's to pool and the loop sees exactly the sockets and the one
+// timeout curl asks for.
 //
 // The bridge follows libcurl's event contract (curl_multi_socket_action):
 // - CURLMOPT_SOCKETFUNCTION: one libevent event per socket curl names, made
@@ -179,7 +179,7 @@ class CurlMulti {
 // from sending its body in the same action while the next transfer's
 // HEADERS went out: interleaved requests, which Knot Resolver 5.6 refuses
 // (RST_STREAM REFUSED_STREAM) and curl answers by retiring the connection
-// (issue 13 item 6, docs/architecture.md "No connection churn").
+// (docs/architecture.md, "No connection churn").
 template <class WritableNow>
 int socket_action_mask(bool readable, bool writable, WritableNow&& writable_now) {
   int mask = 0;

@@ -1,7 +1,7 @@
 #pragma once
 // How many exchanges a DoH upstream can really run at once, as a pure
 // function of what the transport has learned, so the pool admits exactly
-// that many and the rest wait in its visible FIFO (issue 13 item 6). Beyond
+// that many and the rest wait in its visible FIFO. Beyond
 // it curl would hold transfers in its own pending list (behind
 // CURLMOPT_MAX_HOST_CONNECTIONS, or behind a full HTTP/2 connection): a
 // queue no gauge shows and no budget sees.

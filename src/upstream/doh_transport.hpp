@@ -34,7 +34,7 @@
 // half-closed pooled connection is curl's to detect and replace at reuse;
 // other exchanges in flight on other streams are untouched.
 //
-// The one safe retry (issue 13 item 7), the DoT rule (retry_decision): an
+// The one safe retry, the DoT rule (retry_decision): an
 // exchange that failed with a connection-lifecycle cause on a connection it
 // reused (CURLINFO_NUM_CONNECTS == 0), before any byte of its response
 // (no header line, no body byte), is sent once more on a fresh connection
@@ -45,7 +45,7 @@
 // ("HTTP/2 stream was not closed cleanly before end of the underlying
 // stream") and only this rule saves the query.
 //
-// Capacity (issue 13 item 6): capacity() is doh_capacity() of what the
+// Capacity (no hidden queue): capacity() is doh_capacity() of what the
 // transport learned: the protocol from the first response's status line,
 // and an HTTP/2 server's per-connection stream limit, inferred
 // (inferred_stream_limit) when curl holds some of our transfers back

@@ -416,7 +416,7 @@ void DotTransport::settle(DotSession& s, SessionEnd&& end) {
       continue;
     }
     // Never written: the server never saw it, so its loss says nothing about
-    // the upstream and nothing about this query (issue 13 item 4). It is
+    // the upstream and nothing about this query. It is
     // placed again, not failed, when the session had been up (it died for
     // another reason) or another session is up to take it; a dial failure
     // with nothing else up is the upstream's answer, below.

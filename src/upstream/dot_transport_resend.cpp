@@ -1,7 +1,8 @@
 // DotTransport's second chances: the unanswered tail of a session whose
 // upstream proved serial, and exchanges a session left unanswered while it
 // answered others or went silent (a stall), are re-sent once on other
-// sessions, at most one duplicate per exchange (issue 15 items 1 and 2b).
+// sessions, at most one duplicate per exchange (docs/architecture.md,
+// "Re-sends").
 // Placement, the exchange lifecycle and session ends are in
 // dot_transport.cpp.
 #include "upstream/dot_transport.hpp"
@@ -96,7 +97,8 @@ void DotTransport::check_stalls() {
     DotSession& s = *sessions_[i];
     // Part of an answer is buffered: some exchange's query was evidently
     // processed, and which one is unknown until its frame completes, so
-    // none of them is re-sent (the redial rule's reasoning, DESIGN.md).
+    // none of them is re-sent (retry_decision's rule: once a response byte
+    // has arrived, a second send could duplicate work the server did).
     if (!s.established() || s.partial_frame_pending()) continue;
     // Counted first, acted on once per session (stall_action()).
     std::vector<ExchangeId> due;

@@ -2,7 +2,7 @@
 // Per-entry health: consecutive failures, an exponential backoff with a cap,
 // and a half-open probe when a backoff ends.
 //
-// The rules (issue 13, item 5):
+// The rules:
 // - Failures in a row up to the threshold put a healthy entry into its first
 //   backoff. Failures of exchanges that were already running when it began
 //   (a burst that fails together) add nothing: one event, one step.

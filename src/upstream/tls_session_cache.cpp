@@ -32,7 +32,7 @@ class ExportedSession {
 };
 
 // What mbedTLS keeps about an exported session. 3.x made these fields
-// private and offers no accessor for the ticket or its lifetime (issue
+// private and offers no accessor for the ticket or its lifetime (upstream's
 // Mbed-TLS/mbedtls#9661 asks for one); MBEDTLS_PRIVATE names them on every
 // 3.x, and 2.28 has them public.
 struct ExportedFacts {

@@ -13,7 +13,7 @@
 
 namespace nxdns::upstream {
 
-// Compiled, not configurable (the design's answer to the field defect):
+// Compiled, not configurable (sized against the field defect, README.md):
 // a DoT entry keeps up to 8 TLS sessions open; a DoH entry lets curl open up
 // to 8 connections. Listeners admit 64 UDP queries + 64 TCP connections per
 // address family, so one entry admits up to 64 exchanges at once (pipelined

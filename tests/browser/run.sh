@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 18: the status page in headless Chromium (Debian's /usr/bin/chromium,
+# The status page in headless Chromium (Debian's /usr/bin/chromium,
 # driven by playwright-core from npm, node's built-in test runner) against
 # the REAL daemon and DoT fixture, loopback only. This script sets the scene
 # (lib.sh helpers), installs the npm package itself into the build tree

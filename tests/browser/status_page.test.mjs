@@ -1,4 +1,4 @@
-// Issue 18: the status page in headless Chromium against the real daemon and
+// The status page in headless Chromium against the real daemon and
 // DoT fixture that run.sh started (loopback only). The tests run in order and
 // share one browser: load (no console errors, no CSP violations), the figures
 // equal /api/health's, a burst moves them and the chart, layouts at 360 and
@@ -109,7 +109,7 @@ test("the page shows the values /api/health reports", async () => {
   await page.reload({ waitUntil: "load" });
   const health = await api("/api/health");
   const f = await figures();
-  // The figures the issue lists; the page must have every one.
+  // The figures the page exists to show; it must have every one.
   const required = ["status", "open_episodes", "listeners.queries_in_flight", "listeners.udp_in_flight.ipv4",
     "listeners.tcp_connections.ipv4", "cache.hit_ratio", "cache.entries", "cache.bytes", "cache.stale_answers"];
   for (const u of health.upstreams) {

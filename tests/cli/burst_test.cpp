@@ -105,7 +105,7 @@ TEST(Burst, EveryGateSitsAboveItsMeasurementAndBelowOneMoreRoundTrip) {
       CHECK_TRUE(l.max_ratio > l.measured_ratio);
       CHECK_TRUE(l.max_ratio <= l.measured_ratio + 0.5);  // half a round trip at most
       CHECK_TRUE(l.max_staircase > 0 && l.max_staircase <= 0.2);
-      // Never below the design's bar: a gate is what we measured, the bar
+      // Never below the design target: a gate is what we measured, the target
       // is printed beside it.
       if (l.design_target > 0) CHECK_TRUE(l.max_ratio > l.design_target);
     }

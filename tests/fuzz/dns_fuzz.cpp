@@ -2,7 +2,7 @@
 // bytes, plus the invariants that tie them together (a violated invariant
 // traps, so the fuzzer reports it like a crash).
 //
-// Build (the lead wires it into CMake under NXDNS_FUZZ):
+// Build (CMake builds it with -DNXDNS_FUZZ=ON and clang), or by hand:
 //   clang++-14 -std=c++20 -g -fsanitize=fuzzer,address,undefined -I src \
 //     tests/fuzz/dns_fuzz.cpp src/dns/*.cpp -o /tmp/dns_fuzz
 //   /tmp/dns_fuzz -max_total_time=60 tests/fuzz/corpus/dns

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Access control and per-client fairness through the real daemon (issue 17,
-# items 2 and 4), loopback only: "outside" is one 127.x address the config
+# Access control and per-client fairness through the real daemon, loopback
+# only: "outside" is one 127.x address the config
 # refuses (dig -b), never a non-loopback address.
 #   - a client outside access_control gets REFUSED over UDP and TCP, counted
 #     by reason on /metrics, while another loopback client gets NOERROR;

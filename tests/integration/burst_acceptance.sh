@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The field defect's acceptance, hermetic (issue 3, item 8): one DoT upstream
+# The field defect's acceptance (README.md), hermetic: one DoT upstream
 # behind a 40 ms simulated round trip (the delay relay: this kernel has no
 # sch_netem), 30 concurrent unique names, cold (no session yet) and warm,
 # against a concurrent upstream and against a one-at-a-time one (answers a
@@ -9,7 +9,7 @@
 # measured figures and margins, is src/cli/burst_gates.cpp (the demo and the
 # NixOS VM test read the same table). Each burst prints its measured ratio
 # beside the gate and the design target.
-# The household's usual state (issue 15) has its own gates, `one-session` and
+# The household's usual state has its own gates, `one-session` and
 # `serial-one-session`: a fresh daemon, one session open, then the burst.
 # Ratios are burst wall time / a warm single query, measured in the same run.
 # Under emulation (NXDNS_EMULATED=1) or in a sanitizer build the gates are
@@ -99,7 +99,7 @@ scenario concurrent cold warm
 scenario serial serial-cold serial-warm --serial --response-delay-ms 10
 
 # one_session NAME GATE [fixture flags...]: the
-# household's usual state (issue 15): a freshly started daemon, one open
+# household's usual state: a freshly started daemon, one open
 # session (the burst tool's single queries open it), then the 30-name burst.
 # Judged on the fixture's counters: against a concurrent upstream every
 # answer comes over that one connection and nothing is sent twice; against

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The answer cache through the real daemon (issue 14), every claim read from
+# The answer cache through the real daemon, every claim read from
 # the DoT fixture's `queries` counter or the daemon's /metrics:
 #  1. a second query (other case, other ID) is answered without an upstream
 #     exchange, with the client's 0x20 case and an aged TTL;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A certificate rejected because this host's clock is behind its notBefore
-# says so (issue 16, item 4a; the no-RTC Pi before NTP): loopback only.
+# says so (the no-RTC Pi before NTP): loopback only.
 # For DoT and DoH, an upstream whose leaf is valid from now+30d:
 #   - the client gets SERVFAIL;
 #   - the daemon log line names the cause certificate_clock_behind and says

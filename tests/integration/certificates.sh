@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Certificate failures through the real daemon (issue 8, item 4), loopback
-# only. For each bad certificate the test PKI can make
+# Certificate failures through the real daemon, loopback only. For each bad
+# certificate the test PKI can make
 #   expired, not-yet-valid, wrong-name (SAN wrong.invalid), untrusted (leaf
 #   signed by a CA that is not the configured ca_file)
 # the client gets SERVFAIL at once (no waiting for a budget), the fixture

@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# How a client's connection and the operator's signals end (issue 13, items
-# 9 and 10):
+# How a client's connection and the operator's signals end:
 #   1. a TCP client that pipelines N queries and half-closes (shutdown
 #      SHUT_WR) reads all N answers, then the daemon's EOF (RFC 7766 §6.2.4
 #      spirit); kdig +tcp gets its answer too (knot 3.2's kdig does not

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The core daemon's acceptance (issue 2): with its only upstream on a closed
+# The core daemon's acceptance: with its only upstream on a closed
 # loopback port it answers SERVFAIL over UDP and TCP within the total budget,
 # survives a stream of random datagrams, keeps serving; a bad config exits
 # non-zero with a one-line error and binds nothing.

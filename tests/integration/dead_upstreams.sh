@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Dead upstreams through the real daemon (issue 8, item 3), loopback only:
+# Dead upstreams through the real daemon, loopback only:
 #   - a black-holed primary (TLS up, queries swallowed) and a healthy
 #     secondary: the attempt budget moves the query on, the answer comes from
 #     the secondary, and once the primary is in backoff the secondary is
@@ -115,11 +115,11 @@ read -r st two_ms < <(timed double.dead.test)
 stop_daemon
 pass "black holes only: SERVFAIL in $one_ms ms (one upstream, budget 1500 ms) and $two_ms ms (two upstreams, attempt 1400 ms, the total 1500 ms cuts the second)"
 
-# ---- 2b. the one more attempt after an attempt timeout (issue 13, item 3) ------------
+# ---- 2b. the one more attempt after an attempt timeout ------------------------------
 # The only upstream swallows every query after the first on a connection: the
 # warm-up query is answered on connection 1, the next one is swallowed there.
 # Its attempt budget (200 ms, shorter than the 250 ms before a silent
-# exchange earns its re-send on another session, issue 15) runs out with the
+# exchange earns its re-send on another session) runs out with the
 # total budget mostly left: the daemon gives the attempt up (closing that
 # session) and tries once more on another session, whose first query is
 # answered. Before: SERVFAIL at 200 ms.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# DNS-over-HTTPS through the real daemon (issue 4), loopback only:
+# DNS-over-HTTPS through the real daemon, loopback only:
 #  1. a black-holed DoH upstream first in priority and a DoT one second:
 #     every answer arrives within one attempt budget (+ slack), the DoH entry
 #     backs off (most queries never reach it), and it is back in use once the
@@ -9,10 +9,10 @@
 #     relay) passes `nxdns burst --gate doh-warm` (src/cli/burst_gates.cpp);
 #  3. the same burst over HTTP/1.1 (no multiplexing: at most 8
 #     connections), reported for comparison, required free of SERVFAILs;
-#  4. no hidden queue (issue 13 item 6): over HTTP/1.1 /metrics shows
+#  4. no hidden queue: over HTTP/1.1 /metrics shows
 #     capacity 8 and the burst's waiting in the upstream's queue counters,
 #     and the fixture saw at most 8 connections for two bursts;
-#  5. the one safe retry (issue 13 item 7): an HTTP/2 connection the server
+#  5. the one safe retry: an HTTP/2 connection the server
 #     closed while idle (nxdns-delay-relay --close-when-idle-ms) costs the
 #     next query nothing: NOERROR, reuse_recoveries 1, upstream healthy.
 # Needs nghttpx (Debian package nghttp2-proxy). Under emulation

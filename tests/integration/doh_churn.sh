@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# No DoH connection churn (issue 13 item 6), counted by the fixture that
+# No DoH connection churn (docs/architecture.md), counted by the fixture that
 # accepts the connections (nxdns-fixture-doh-h2gate):
 #  1. against an HTTP/2 DoH server that, like Knot Resolver 5.6, refuses a
 #     request arriving while another request's body is still open

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # DoT session behaviour through the real daemon and a real client (dig),
-# against the scripted loopback fixture (issue 3, item 5):
+# against the scripted loopback fixture:
 #   - two sequential exchanges share one connection (one accept);
 #   - a server that closes a reused session as the next query arrives is
 #     recovered by exactly one redial: answered, two accepts, no warning;
@@ -60,7 +60,7 @@ stop_daemon
 pass "prefix byte then close on a reused session: SERVFAIL, no redial"
 
 # -- 4a. a reused session gone silent: the exchange is re-sent once on a
-# fresh session well before the budget (issue 15 item 2b) and answered.
+# fresh session well before the budget and answered.
 start_fixture hole "$WORK/pki" --black-hole-after 1
 ATTEMPT_MS=800 TOTAL_MS=1500 dot_config "$WORK/hole.yaml" "$ADDR" "$PORT" "$FIX_PORT_hole" "$WORK/pki"
 start_daemon "$WORK/hole.yaml" "$ADDR" "$PORT"
@@ -107,7 +107,7 @@ start_daemon "$WORK/ca.yaml" "$ADDR" "$PORT"
 stop_daemon
 grep -qi "not trusted\|verify failed" "$WORK/daemon.log" || fail "unknown CA: log does not name the check: $(cat "$WORK/daemon.log")"
 pass "unknown CA refused: $(grep -i 'certificate' "$WORK/daemon.log" | head -n1 | cut -c1-200)"
-# -- 6. an upstream that asks for fewer connections gets fewer (issue 15 item 2a)
+# -- 6. an upstream that asks for fewer connections gets fewer
 # The fixture says edns-tcp-keepalive 0 ("close this connection", RFC 7828
 # §3.3.2) while more than one connection is open, as unbound does when a
 # client holds many. Redialling at once would only be asked to close again
@@ -132,7 +132,7 @@ stop_daemon
 pass "asked for fewer connections: $after_first on the first burst, +$((accepts - after_first)) over the next 4"
 
 # -- 7. a frontend that answers only the first of what arrives together
-# (dnsdist 1.7's TLS frontend, then its 2 s idle close; issue 15 item 2b):
+# (dnsdist 1.7's TLS frontend, then its 2 s idle close):
 # the unanswered exchanges are re-sent on fresh sessions long before the
 # 2 s attempt budget, and the upstream is treated as non-pipelining.
 start_fixture batch "$WORK/pki" --answer-first-of-batch --idle-close-ms 2000

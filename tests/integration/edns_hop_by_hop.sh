@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# EDNS is hop-by-hop, and some queries are ours to answer (issue 13, items 2
-# and 8), through the real daemon with real clients, loopback only.
+# EDNS is hop-by-hop, and some queries are ours to answer (docs/architecture.md,
+# "A query's life"), through the real daemon with real clients, loopback only.
 # The DoT fixture answers with an OPT carrying edns-tcp-keepalive (the daemon
 # asks for it) and RFC 7830 padding to 468-octet blocks, as unbound and
 # Knot Resolver do. Checked:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Interop (issue 13 item 2): Debian's unbound as the DoT upstream, serving
+# Interop: Debian's unbound as the DoT upstream, serving
 # only local-data (no recursion, no network: every other name is answered
 # from a static "." zone), with its defaults for TLS clients - it pads
 # responses (RFC 7830, pad-responses) and announces edns-tcp-keepalive

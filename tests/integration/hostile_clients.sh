@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile clients against the real daemon (issue 8, item 1), loopback only:
+# Hostile clients against the real daemon, loopback only:
 #   - 262 stalled TCP clients (half send nothing, half half a frame) from 8
 #     addresses, each at its client share of 32 (src/server/limits.hpp): UDP
 #     keeps answering meanwhile, the connections past the cap of 256 are

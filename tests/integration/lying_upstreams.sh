@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Lying upstreams through the real daemon (issue 8, item 2), loopback only.
+# Lying upstreams through the real daemon, loopback only.
 # For each lie the fixture tells (--lie MODE --lie-after 1: the first query
 # on a connection is answered honestly, every later one is a lie):
 #   wrong-id, wrong-question, qr-clear, garbage, oversized (65535 random
@@ -12,7 +12,7 @@
 #   - an answer arriving after its exchange was given up (think time longer
 #     than the attempt budget): SERVFAIL at the budget, the session is closed
 #     so the late answer never reaches a live exchange, the daemon serves on;
-#   - error answers (issue 13, item 3; fixture --answer-rcode N): a primary
+#   - error answers (fixture --answer-rcode N): a primary
 #     that answers SERVFAIL, REFUSED, NOTIMP or FORMERR to everything, an
 #     honest secondary: NOERROR from the secondary, counted by rcode on
 #     /metrics; REFUSED/NOTIMP/FORMERR put the primary into backoff, SERVFAIL
@@ -138,7 +138,7 @@ sleep "$(awk -v ms=$((ATTEMPT_MS + 700 - (t1 - t0) + 300)) 'BEGIN { print (ms > 
 kill -0 "$DAEMON_PID" || fail "late: daemon died"
 stop_daemon
 pass "answer later than the attempt budget: SERVFAIL in $((t1 - t0)) ms (one more attempt after the first, cut by the total budget), session closed (late answer dropped by the closed stream), next query NOERROR"
-# ---- error answers fail over (issue 13, item 3) ----------------------------------
+# ---- error answers fail over ----------------------------------------------------
 # err_config FILE PRIMARY_PORT SECONDARY_PORT: two upstreams in that priority
 # order, /metrics on $ADDR:8053.
 err_config() {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5: the daemon explains itself. Against the in-repo DoT fixture, on
+# The daemon explains itself. Against the in-repo DoT fixture, on
 # loopback only:
 #  - under a burst past the per-upstream cap (64), a live scrape shows the
 #    exact queue (depth > 0, in-flight at the cap) and queued_total rising;

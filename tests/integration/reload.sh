@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reload without a blip (issue 17, item 1), through the real daemon, loopback
+# Reload without a blip, through the real daemon, loopback
 # only. Three DoT fixtures: A (kept through every reload), B (added by the
 # first reload, removed by the second) and C (added by the second).
 #   - SIGHUP adding B (preferred): A's connections are untouched (fixture

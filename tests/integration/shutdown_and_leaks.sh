@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Shutdown under load and resource leaks (issue 8, item 5), loopback only:
+# Shutdown under load and resource leaks, loopback only:
 #   - SIGTERM 100 ms into a 30-name burst (upstream thinking 300 ms) plus a
 #     TCP query: every in-flight query is answered (NOERROR or SERVFAIL, no
 #     timeouts), every TLS session is closed with close_notify (fixture

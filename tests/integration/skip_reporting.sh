@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# lib.sh's skip contract (issue 13, item 11b): a test that cannot run exits
+# lib.sh's skip contract: a test that cannot run exits
 # 77 (ctest's SKIP_RETURN_CODE here), never 0. Checked on throwaway child
 # scripts that source lib.sh: a whole skip, a partial skip after passing
 # checks, a failure that wins over a partial skip, and a plain pass; then

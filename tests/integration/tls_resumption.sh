@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# TLS session resumption through the real daemon (issue 15, item 3), against
+# TLS session resumption through the real daemon, against
 # the loopback fixture with --session-tickets, on whichever mbedTLS line this
 # tree is built with (2.28: TLS 1.2 / RFC 5077 tickets; 3.6: TLS 1.3
 # NewSessionTicket PSKs, and TLS 1.2 with --tls-max 1.2):

@@ -1,7 +1,7 @@
 // loop::Timer on the real LoopScheduler: the guarantees callers rely on
 // (zero delay never inline, disarmed or destroyed never called back, a
-// callback may re-arm or destroy its own Timer or another) and issue 17's
-// cost bound: re-arming reuses one libevent event per Timer.
+// callback may re-arm or destroy its own Timer or another) and its cost
+// bound: re-arming reuses one libevent event per Timer.
 #include <memory>
 
 #include "loop/event_handles.hpp"
@@ -143,7 +143,7 @@ TEST(LoopTimer, CallbackReplacesAnotherTimer) {
   CHECK_EQUAL(0, old_calls);
 }
 
-// Issue 17: arming must not make a libevent event each time. One Timer armed
+// Arming must not make a libevent event each time. One Timer armed
 // a thousand times uses one event; Timers that die give theirs back.
 TEST(LoopTimer, ManyReArmsUseOneEvent) {
   loop::Timer t(*sched);

@@ -406,7 +406,7 @@ in
     };
   };
 
-  # Reload wiring (issue 17): a changed file reloads (reloadTriggers), the
+  # Reload wiring: a changed file reloads (reloadTriggers), the
   # reload is `nxdns reload` over the web surface (synchronous: a rejected
   # file fails `systemctl reload` with the daemon's error), and the unit
   # stays Type=notify (the daemon sends RELOADING=1 + MONOTONIC_USEC, then

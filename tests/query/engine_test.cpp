@@ -208,7 +208,7 @@ TEST(Engine, RefuseEchoesTheQuestionWithRefused) {
   CHECK_EQUAL(1u, r.engine->counters().replies_by_rcode[0][5]);
 }
 
-// --- Hop-by-hop EDNS, local answers, size cap (issue 13 items 1, 2, 8) ---
+// --- Hop-by-hop EDNS, local answers, size cap ---
 
 namespace {
 

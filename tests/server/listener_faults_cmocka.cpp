@@ -275,8 +275,8 @@ static void udp_over_the_cap_is_refused(void**) {
 
 // Answers given at once leave together: ten datagrams answered in the same
 // wakeup (NOTIMP here: an opcode nxdns does not implement) cost one read
-// call and one send call, not ten of each (issue 14: a syscall per datagram
-// each way was the hit path's largest cost after the engine's own).
+// call and one send call, not ten of each (a syscall per datagram each way
+// would be the hit path's largest cost after the engine's own).
 static void udp_wakeup_reads_and_answers_in_one_call_each(void**) {
   Rig rig;
   std::string why;

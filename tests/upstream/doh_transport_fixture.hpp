@@ -283,8 +283,8 @@ struct DohTransportFixture : public Utest, public test::QueryHelpers {
   }
 };
 
-// A pool of one DoH entry, driven from the test's loop (issue 13 items 6
-// and 7: capacity, and the one retry through a pool).
+// A pool of one DoH entry, driven from the test's loop (capacity, and the
+// one retry through a pool).
 struct DohPool {
   DohTransport* doh = nullptr;  // owned by the pool
   std::unique_ptr<upstream::Pool> pool;

@@ -122,7 +122,7 @@ TEST(DohWire, CurlErrorsMapOntoCauses) {
   }
 }
 
-// Issue 13 item 7: the DoT redial rule applied to curl's results. Only a
+// The one safe retry: the DoT redial rule applied to curl's results. Only a
 // code saying the connection ended under the transfer (EOF, reset, broken
 // pipe, HTTP/2 framing or stream failure) on a reused connection before any
 // response byte earns the one retry; a response byte, a fresh connection or

@@ -155,7 +155,7 @@ TEST(DotTransportPlacement, WarmBurstStaysOnOpenSessions) {
 }
 
 TEST(DotTransportPlacement, BurstAfterOneQueryPipelinesOnTheOpenSession) {
-  // Issue 15 item 1: the household's usual state (one session kept open by a
+  // The household's usual state (one session kept open by a
   // trickle of queries). The burst rides that session in one round trip;
   // sessions dialled meanwhile are headroom and carry nothing.
   serve();
@@ -177,7 +177,7 @@ TEST(DotTransportPlacement, BurstAfterOneQueryPipelinesOnTheOpenSession) {
 }
 
 TEST(DotTransportPlacement, HeadroomIsDialledAfterTheBurstThatAskedForIt) {
-  // Issue 15: with one open session, the burst placed on it is written
+  // With one open session, the burst placed on it is written
   // before any headroom session costs a socket, a connect and a TLS set-up
   // (a capture showed four such dials ahead of the burst's one write).
   // Placement runs inside start(); the write and the headroom dials run
@@ -217,7 +217,7 @@ TEST(DotTransportPlacement, CloseAllAlsoDropsAHeadroomDialStillPending) {
 }
 
 TEST(DotTransportPlacement, AfterAnIdleCloseAPipeliningUpstreamGetsHeadroomOnlyOnceTheBurstSessionIsUp) {
-  // Issue 15, "sessions closed while idle": the verdict says the upstream
+  // Sessions closed while idle: the verdict says the upstream
   // pipelines, so the burst rides the one session being dialled. A headroom
   // dial beside it would run its handshake at the same time on both ends
   // and the burst would wait for both; it waits until that session is up.

@@ -20,7 +20,7 @@ using upstream::Cause;
 TEST_GROUP_BASE(DotTransportRecovery, test::DotTransportFixture){};
 
 TEST(DotTransportRecovery, ExchangesNeverWrittenOnAFailedDialArePlacedAgain) {
-  // Issue 13 item 4: exchanges queued on a fresh session whose dial fails
+  // Exchanges queued on a fresh session whose dial fails
   // were never seen by the server; with another session of the upstream up
   // they are placed there, not failed (and not charged to its health).
   start_server();
@@ -66,7 +66,7 @@ TEST(DotTransportRecovery, ExchangesNeverWrittenOnAFailedDialFailWhenNothingElse
 }
 
 TEST(DotTransportRecovery, PartialAnswersAreResentOnceLongBeforeTheBudget) {
-  // Issue 15 item 2b: a frontend answering one query per coalesced write.
+  // A frontend answering one query per coalesced write.
   // The exchanges it swallowed are re-sent once on fresh sessions, one
   // query on the wire per session, and all are answered.
   test::DotTestServer::Behaviour b;

@@ -1,4 +1,4 @@
-// The pool's backoff: probes, not floods (issue 13, item 5).
+// The pool's backoff: probes, not floods (rules in upstream/health.hpp).
 #include "upstream/pool_harness.hpp"
 
 #include <CppUTest/TestHarness.h>
@@ -98,7 +98,7 @@ TEST(PoolBackoff, ACancelledProbeLetsTheNextExchangeProbe) {
 }
 
 // A certificate check judged by a clock that then stepped is no evidence
-// about the upstream: the step clears its failures and backoff (issue 16).
+// about the upstream: the step clears its failures and backoff.
 TEST(PoolBackoff, ClockStepForgetsCertificateFailuresOnly) {
   Harness h({0, 1});
   for (int i = 0; i < 2; ++i) {

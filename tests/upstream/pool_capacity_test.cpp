@@ -1,7 +1,7 @@
 // The pool's admission cap follows the transport's real capacity
 // (Transport::capacity), so that exchanges a transport cannot run yet wait
-// in the pool's visible FIFO, not inside the transport (issue 13 item 6:
-// curl's hidden pending list behind CURLMOPT_MAX_HOST_CONNECTIONS).
+// in the pool's visible FIFO, not inside the transport (in curl's hidden
+// pending list behind CURLMOPT_MAX_HOST_CONNECTIONS).
 #include <memory>
 #include <optional>
 #include <vector>

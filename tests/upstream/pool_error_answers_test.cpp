@@ -1,4 +1,4 @@
-// The pool and error answers (issue 13, item 3): which RCODEs fail over, which
+// The pool and error answers: which RCODEs fail over, which
 // are answers, and which answer is relayed when every entry errs.
 #include "upstream/pool_harness.hpp"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 18: every /api/* response of the REAL daemon matches the OpenAPI 3.1
+# Every /api/* response of the REAL daemon matches the OpenAPI 3.1
 # document checked in at src/web/openapi.json, which is also what the
 # daemon serves at /api/openapi.json (byte for byte). Responses are taken in
 # the states that fill every part of the schemas: a fresh daemon, after

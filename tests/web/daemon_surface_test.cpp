@@ -168,7 +168,7 @@ TEST(DaemonSurface, BusyHttpAddressRefusesToStart) {
   CHECK_TRUE(why.find(ep.to_string()) != std::string::npos);
 }
 
-// Issue 18: the status page and its assets through the composition root:
+// The status page and its assets through the composition root:
 // the strict CSP on the page and its fragment, the assets with their types,
 // the summary rendered from live state, /api/history and the OpenAPI
 // document served.
