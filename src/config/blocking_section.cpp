@@ -13,6 +13,7 @@
 #include "config/sections.hpp"
 #include "config/url.hpp"
 #include "dns/message.hpp"
+#include "route/lower_case.hpp"
 
 namespace nxdns::config::detail {
 
@@ -41,8 +42,7 @@ std::optional<std::chrono::seconds> parse_duration(std::string_view text) {
 std::string lower_name(std::string_view text) {
   std::string out(text);
   if (!out.empty() && out.back() == '.') out.pop_back();
-  for (char& c : out) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return out;
+  return route::lower_case(std::move(out));
 }
 
 void read_lists(const YamlReader& r, const YAML::Node& n, const std::string& path, Blocking& b) {

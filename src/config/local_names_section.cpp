@@ -11,6 +11,7 @@
 #include "config/url.hpp"
 #include "dns/message.hpp"
 #include "route/local_records.hpp"
+#include "route/lower_case.hpp"
 #include "route/special_zones.hpp"
 
 namespace nxdns::config::detail {
@@ -29,8 +30,7 @@ std::optional<std::string> canonical_zone(std::string_view text) {
   if (!wire) return std::nullopt;
   std::string out = dns::name_to_text(*wire);
   if (!out.empty() && out.back() == '.') out.pop_back();
-  for (char& c : out) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return out;
+  return route::lower_case(std::move(out));
 }
 
 std::optional<std::string> read_text_file(const std::string& file, std::string* why) {

@@ -46,7 +46,7 @@ void Engine::set_blocking(BlockingPolicy p) {
   blocking_ = std::move(p);
 }
 
-dns::Bytes Engine::local_reply(dns::ByteView packet, const dns::Query& q, const route::Route& r, Protocol proto) {
+dns::Bytes Engine::local_reply(dns::ByteView packet, const dns::Query& q, const route::Route& r) {
   const dns::Bytes& qname = q.question.name;
   // A zone's SOA names the zone; records outside any zone answer NODATA
   // with their own name as the authority.
@@ -72,7 +72,7 @@ dns::Bytes Engine::local_reply(dns::ByteView packet, const dns::Query& q, const 
       reply = route::make_negative_reply(packet, q, r.rcode, apex, negative_ttl);
       break;
   }
-  return for_client(reply, packet, q, proto);
+  return reply;
 }
 
 Engine::~Engine() { cancel_all(); }
@@ -151,7 +151,7 @@ Engine::Result Engine::submit(dns::ByteView packet, Protocol proto, ReplyFn repl
       zone = r.zone;
     } else if (r.kind != route::RouteKind::upstream) {
       res.kind = Admission::answered;
-      res.reply = local_reply(packet, *parsed.query, r, proto);
+      res.reply = for_client(local_reply(packet, *parsed.query, r), packet, *parsed.query, proto);
       count_reply(proto, res.reply);
       return res;
     }
@@ -228,12 +228,7 @@ Engine::Result Engine::submit(dns::ByteView packet, Protocol proto, ReplyFn repl
       // its zone's local negative answer beats a SERVFAIL.
       ++counters_.lan_fallbacks;
       const route::Route r = route::fallback_route(*c.table, *c.zone, c.parsed.question.name);
-      auto owned = live_.extract(it);
-      ClientQuery& q = owned.mapped();
-      q.budget.disarm();
-      dns::Bytes answer = local_reply(q.raw, q.parsed, r, q.proto);
-      count_reply(q.proto, answer);
-      q.reply(std::move(answer));
+      complete(id, local_reply(c.raw, c.parsed, r));
       return;
     }
     if (out.ok) {

@@ -170,9 +170,10 @@ class Engine {
   // one and takes the same delivery step.
   std::uint64_t forward(const ClientQuery& cq, loop::TimePoint deadline, upstream::Pool::Done done);
   void cancel_forward(const ClientQuery& cq);
-  // A reply built here for a route that needs no exchange (local records,
-  // a zone's negative answer, localhost), already through for_client.
-  dns::Bytes local_reply(dns::ByteView packet, const dns::Query& q, const route::Route& r, Protocol proto);
+  // The reply built here for a route that needs no exchange (local records,
+  // a blocked name, a zone's negative answer, localhost); like an upstream's
+  // answer it still goes through for_client.
+  dns::Bytes local_reply(dns::ByteView packet, const dns::Query& q, const route::Route& r);
   // Cache hits: answered inside submit(), delivered from the loop (the reply
   // contract) in one batch per loop pass. A hit needs no ClientQuery, budget
   // timer or cache ticket, since nothing can make it wait: one zero-delay

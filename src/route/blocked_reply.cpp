@@ -1,6 +1,7 @@
 #include "route/blocked_reply.hpp"
 
 #include "route/local_records.hpp"
+#include "route/lower_case.hpp"
 #include "route/local_reply.hpp"
 #include "route/route_table.hpp"
 
@@ -23,8 +24,8 @@ dns::Bytes make_blocked_reply(dns::ByteView raw_query, const dns::Query& q, Bloc
       // The unspecified address: nothing listens there, and a device's
       // connection fails at once instead of timing out.
       Record r;
-      const std::string lower = lower_wire(qname);
-      r.owner.assign(lower.begin(), lower.end());
+      r.owner = qname;
+      lower_case(r.owner);
       r.type = t;
       r.ttl = blocked_ttl;
       r.rdata.assign(t == type_a ? 4 : 16, 0);

@@ -78,8 +78,11 @@ std::optional<LocalRecords> LocalRecords::build(std::vector<Record> records, std
 }
 
 LocalRecords::Lookup LocalRecords::find(dns::ByteView qname, std::uint16_t qtype) const {
+  return find_lower(lower_case_key(qname), qtype);
+}
+
+LocalRecords::Lookup LocalRecords::find_lower(std::string key, std::uint16_t qtype) const {
   Lookup l;
-  std::string key = lower_case_key(qname);
   auto it = by_owner_.find(key);
   if (it == by_owner_.end()) return l;
   std::vector<std::string> seen{key};

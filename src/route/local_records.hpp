@@ -82,6 +82,9 @@ class LocalRecords {
   };
   // qname: uncompressed wire form, any case.
   Lookup find(dns::ByteView qname, std::uint16_t qtype) const;
+  // The same for a name already in lower case (lower_case_key): the
+  // routing step folds a query's name once for every table it asks.
+  Lookup find_lower(std::string key, std::uint16_t qtype) const;
   // Whether any record has exactly this owner (any case).
   bool has_owner(dns::ByteView qname) const;
   std::size_t size() const { return count_; }

@@ -1,5 +1,7 @@
 #include "route/route_decision.hpp"
 
+#include "route/lower_case.hpp"
+
 namespace nxdns::route {
 
 const char* describe(RouteKind k) {
@@ -14,19 +16,25 @@ const char* describe(RouteKind k) {
   return "upstream";
 }
 
-Route fallback_route(const RouteTable& table, const ZoneRoute& zone, dns::ByteView qname) {
+Route fallback_route(const RouteTable& table, const ZoneRoute& zone, std::string_view lower_key) {
   Route r;
   r.kind = RouteKind::negative;
   r.zone = &zone;
-  r.rcode = table.has_records_below(qname) ? dns::Rcode::noerror : dns::Rcode::nxdomain;
+  r.rcode = table.has_records_below(lower_key) ? dns::Rcode::noerror : dns::Rcode::nxdomain;
   return r;
+}
+
+Route fallback_route(const RouteTable& table, const ZoneRoute& zone, dns::ByteView qname) {
+  return fallback_route(table, zone, lower_case_key(qname));
 }
 
 Route decide_route(const RouteTable& table, dns::ByteView qname, std::uint16_t qtype,
                    const std::function<bool(std::size_t)>& lan_available, const BlockingInput& blocking) {
   Route r;
-  const ZoneRoute* zone = table.zone_for(qname);
-  r.lookup = table.records().find(qname, qtype);
+  // One lower-case copy of the name serves every table below.
+  const std::string key = lower_case_key(qname);
+  const ZoneRoute* zone = table.zone_for(key);
+  r.lookup = table.records().find_lower(key, qtype);
   if (r.lookup.kind != LocalRecords::Lookup::Kind::absent) {
     r.kind = RouteKind::records;
     r.zone = zone;
@@ -45,7 +53,7 @@ Route decide_route(const RouteTable& table, dns::ByteView qname, std::uint16_t q
     case ZoneRoute::Kind::lan:
       if (zone->fallback_local && !lan_available(zone->lan_group)) {
         const block::Decision allowed = r.block;
-        r = fallback_route(table, *zone, qname);
+        r = fallback_route(table, *zone, key);
         r.fallback = true;
         r.block = allowed;
         return r;
@@ -55,7 +63,7 @@ Route decide_route(const RouteTable& table, dns::ByteView qname, std::uint16_t q
       return r;
     case ZoneRoute::Kind::empty_zone: {
       const block::Decision allowed = r.block;
-      r = fallback_route(table, *zone, qname);
+      r = fallback_route(table, *zone, key);
       r.block = allowed;
       return r;
     }

@@ -71,5 +71,6 @@ Route decide_route(const RouteTable& table, dns::ByteView qname, std::uint16_t q
 // The negative answer a LAN zone falls back to: NXDOMAIN, or NODATA when
 // local records sit below the name.
 Route fallback_route(const RouteTable& table, const ZoneRoute& zone, dns::ByteView qname);
+Route fallback_route(const RouteTable& table, const ZoneRoute& zone, std::string_view lower_key);
 
 }  // namespace nxdns::route

@@ -1,16 +1,10 @@
 #include "route/route_table.hpp"
 
+#include "route/lower_case.hpp"
+
 #include <algorithm>
 
 namespace nxdns::route {
-
-std::string lower_wire(dns::ByteView name) {
-  std::string out(name.begin(), name.end());
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
 
 std::string LanGroup::key() const {
   std::string k;
@@ -30,7 +24,7 @@ constexpr const char* loopback_ptrs[] = {
 std::optional<dns::Bytes> apex_of(const std::string& name) {
   auto wire = dns::name_from_text(name);
   if (!wire) return std::nullopt;
-  const std::string lower = lower_wire(*wire);
+  const std::string lower = lower_case_key(*wire);
   return dns::Bytes(lower.begin(), lower.end());
 }
 
@@ -158,13 +152,11 @@ std::shared_ptr<const RouteTable> RouteTable::build(RouteInputs in, std::string*
   return t;
 }
 
-const ZoneRoute* RouteTable::zone_for(dns::ByteView qname) const {
-  if (by_apex_.empty()) return nullptr;
-  const std::string lower = lower_wire(qname);
-  std::string_view rest(lower);
+const ZoneRoute* RouteTable::zone_for(std::string_view key) const {
+  std::string_view rest = key;
   // Longest first: the name itself, then each parent, never the root.
   while (!rest.empty() && rest[0] != 0) {
-    if (auto it = by_apex_.find(std::string(rest)); it != by_apex_.end()) return &zones_[it->second];
+    if (auto it = by_apex_.find(rest); it != by_apex_.end()) return &zones_[it->second];
     const std::size_t skip = 1 + static_cast<unsigned char>(rest[0]);
     if (skip >= rest.size()) break;
     rest.remove_prefix(skip);
@@ -172,9 +164,8 @@ const ZoneRoute* RouteTable::zone_for(dns::ByteView qname) const {
   return nullptr;
 }
 
-bool RouteTable::has_records_below(dns::ByteView qname) const {
-  if (record_ancestors_.empty()) return false;
-  return record_ancestors_.count(lower_wire(qname)) != 0;
+bool RouteTable::has_records_below(std::string_view key) const {
+  return !record_ancestors_.empty() && record_ancestors_.find(key) != record_ancestors_.end();
 }
 
 }  // namespace nxdns::route

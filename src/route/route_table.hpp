@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -75,12 +76,12 @@ class RouteTable {
   // nullptr with `why` when the records conflict (LocalRecords::build).
   static std::shared_ptr<const RouteTable> build(RouteInputs in, std::string* why);
 
-  // The longest zone containing `qname` (uncompressed wire, any case), or
-  // nullptr when none does.
-  const ZoneRoute* zone_for(dns::ByteView qname) const;
-  // Whether some local record is owned by a name strictly below `qname`
+  // The longest zone containing the name whose lower-case wire form is
+  // `key` (route::lower_case_key), or nullptr when none does.
+  const ZoneRoute* zone_for(std::string_view key) const;
+  // Whether some local record is owned by a name strictly below `key`
   // (which then exists as an empty non-terminal: NODATA, not NXDOMAIN).
-  bool has_records_below(dns::ByteView qname) const;
+  bool has_records_below(std::string_view key) const;
   const LocalRecords& records() const { return records_; }
   const std::vector<LanGroup>& lan_groups() const { return lan_groups_; }
   // Every zone, sorted by name (status page, `nxdns why`).
@@ -88,16 +89,18 @@ class RouteTable {
   const std::optional<net::Endpoint>& router() const { return router_; }
 
  private:
+  // Looked up by string_view: a query's suffixes are views into its one
+  // lower-case copy, never a string each.
+  struct KeyHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
   std::vector<ZoneRoute> zones_;
-  std::unordered_map<std::string, std::size_t> by_apex_;  // lower-case wire apex -> zones_
-  std::unordered_set<std::string> record_ancestors_;      // lower-case wire names
+  std::unordered_map<std::string, std::size_t, KeyHash, std::equal_to<>> by_apex_;  // lower-case wire apex -> zones_
+  std::unordered_set<std::string, KeyHash, std::equal_to<>> record_ancestors_;     // lower-case wire names
   LocalRecords records_;
   std::vector<LanGroup> lan_groups_;
   std::optional<net::Endpoint> router_;
 };
-
-// Lower-case copy of an uncompressed wire name (labels may hold any octet;
-// only A-Z fold, RFC 4343).
-std::string lower_wire(dns::ByteView name);
 
 }  // namespace nxdns::route
