@@ -48,19 +48,8 @@ cleanup() {
   [ "${KEEP_WORK:-0}" = 1 ] && echo "work files kept in $WORK" || rm -rf "$WORK"
 }
 trap cleanup EXIT
-
-# A port no socket of any state holds, UDP or TCP (a connected UDP socket
-# is not listed as listening, yet its port cannot be bound).
-free_port() {
-  local p
-  for _ in $(seq 1 50); do
-    p=$((20000 + RANDOM % 40000))
-    if [ -z "$(ss -Hanu "sport = :$p" 2>/dev/null)" ] && [ -z "$(ss -Hant "sport = :$p" 2>/dev/null)" ]; then
-      echo "$p"; return 0
-    fi
-  done
-  return 1
-}
+# shellcheck source=lib.sh
+source "$HERE/lib.sh"  # free_port
 
 # dnsmasq_load LIST: prints "SECONDS RSS_KIB HWM_KIB NAMES" once dnsmasq has
 # read LIST, then stops it.

@@ -77,19 +77,6 @@ PIDS+=("$!")
 wait_file "$WORK/plain.port" || fail "plain DNS fixture did not start"
 PLAIN_PORT=$(cat "$WORK/plain.port")
 
-# A port no socket of any state holds, UDP or TCP (a connected UDP socket
-# is not listed as listening, yet its port cannot be bound).
-free_port() {
-  local p
-  for _ in $(seq 1 50); do
-    p=$((20000 + RANDOM % 40000))
-    if [ -z "$(ss -Hanu "sport = :$p" 2>/dev/null)" ] && [ -z "$(ss -Hant "sport = :$p" 2>/dev/null)" ]; then
-      echo "$p"; return 0
-    fi
-  done
-  return 1
-}
-
 # stream OUT ADDR PORT [reload_stream.py options]: one stream, JSON to OUT.
 stream() {
   local out=$1 addr=$2 port=$3

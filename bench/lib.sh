@@ -10,6 +10,19 @@
 # (the fixture at 127.0.0.1:UPPORT, certificate name dot.test, verified
 # against the test CA) so every row compares the same work.
 
+# A port no socket of any state holds, UDP or TCP (a connected UDP socket
+# is not listed as listening, yet its port cannot be bound).
+free_port() {
+  local p
+  for _ in $(seq 1 50); do
+    p=$((20000 + RANDOM % 40000))
+    if [ -z "$(ss -Hanu "sport = :$p" 2>/dev/null)" ] && [ -z "$(ss -Hant "sport = :$p" 2>/dev/null)" ]; then
+      echo "$p"; return 0
+    fi
+  done
+  return 1
+}
+
 BENCH_SERVERS_ALL=(nxdns-2.28 nxdns-3.6 unbound stubby kresd)
 
 tree_of() {  # tree_of SERVER -> build tree of an nxdns server
