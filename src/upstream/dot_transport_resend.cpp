@@ -106,18 +106,23 @@ void DotTransport::check_stalls() {
     for (const auto& u : s.unanswered()) {
       if (!u.written) continue;
       const auto it = live_.find(u.id);
-      if (it == live_.end() || it->second.resent || it->second.duplicate || it->second.session != &s) continue;
-      const auto stall = stall_deadline(
-          StallInputs{u.written_at, s.newest_answered_written(), s.last_answer_at(), detector_.latency_floor()});
+      if (it == live_.end()) continue;
+      Exchange& ex = it->second;
+      const auto floor = detector_.latency_floor();
+      const auto stall =
+          stall_deadline(StallInputs{u.written_at, s.newest_answered_written(), s.last_answer_at(), floor});
       if (!stall || stall->at > now) continue;
-      if (stall->kind == StallKind::left_behind) ++left_behind;
-      due.push_back(u.id);
       // Counted before anything is re-sent: a stall that shows the outage
       // sends its duplicate to a fresh dial, not to another suspect session.
-      if (!it->second.stall_counted) {
-        it->second.stall_counted = true;
+      // Checked on copies that already have their duplicate too: on a slow
+      // upstream the evidence comes after the deadline that sent it.
+      if (!ex.stall_counted && stall_shows_outage(stall->kind, now - u.written_at, floor)) {
+        ex.stall_counted = true;
         note_failure("an exchange stalled");
       }
+      if (ex.resent || ex.duplicate || ex.session != &s) continue;
+      if (stall->kind == StallKind::left_behind) ++left_behind;
+      due.push_back(u.id);
     }
     const StallAction action = stall_action(proven, left_behind, due.size() - left_behind);
     if (action == StallAction::close_and_resend) {

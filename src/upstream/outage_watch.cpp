@@ -27,6 +27,11 @@ void OutageWatch::failure(loop::TimePoint now) {
   if (failures_ < outage_failures) ++failures_;
 }
 
+bool stall_shows_outage(StallKind kind, loop::Duration waited, std::optional<loop::Duration> latency_floor) {
+  if (kind != StallKind::silent) return false;
+  return waited >= std::max(latency_floor.value_or(loop::Duration::zero()) * silent_rtts, silent_min);
+}
+
 loop::Duration fresh_dial_window(std::optional<loop::Duration> latency_floor) {
   if (!latency_floor) return window_unknown;
   return std::clamp(*latency_floor, window_min, window_max);

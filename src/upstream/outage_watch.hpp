@@ -20,6 +20,7 @@
 
 #include "loop/scheduler.hpp"
 #include "upstream/dot_session.hpp"
+#include "upstream/stall_deadline.hpp"
 
 namespace nxdns::upstream {
 
@@ -50,6 +51,17 @@ class OutageWatch {
   unsigned failures_ = 0;
   loop::TimePoint since_{};
 };
+
+// Whether an exchange past its stall deadline counts as a failure of the
+// path. Only a silent one (a left-behind one's session answered others),
+// and only once it has waited eight of the upstream's fastest round trips:
+// the silent deadline without its 1 s cap. The cap keeps a re-send inside
+// the attempt budget; it says nothing about the path. On an upstream whose
+// fastest answer takes over 125 ms (a far or loaded resolver, a satellite
+// link) an answer past the cap is slow, not lost: counting it would retire
+// sessions about to answer, and each re-sent exchange would stall the same
+// way until the total budget ended it as SERVFAIL.
+bool stall_shows_outage(StallKind kind, loop::Duration waited, std::optional<loop::Duration> latency_floor);
 
 // While an outage is seen, a dial younger than this is joined rather than
 // another made: one of the upstream's fastest round trips (10 .. 100 ms; 50

@@ -7,13 +7,11 @@ namespace nxdns::upstream {
 namespace {
 
 constexpr loop::Duration left_behind_min = std::chrono::milliseconds(100);
-constexpr loop::Duration silent_min = std::chrono::milliseconds(250);
 constexpr loop::Duration stall_max = std::chrono::seconds(1);
 constexpr int left_behind_rtts = 4;
 // Writes this close count as one batch at the server however fast the
 // upstream: a few loop turns on a loaded Pi.
 constexpr loop::Duration written_together_span = std::chrono::milliseconds(5);
-constexpr int silent_rtts = 8;
 
 loop::Duration scaled(std::optional<loop::Duration> floor, int times, loop::Duration lo) {
   if (!floor) return lo;

@@ -7,6 +7,7 @@
 // deadline the exchange is re-sent on a fresh session (once) and the
 // upstream is treated as non-pipelining.
 #include <cstddef>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 
@@ -24,6 +25,9 @@ namespace nxdns::upstream {
 // trips, at least 100 ms, at most 1 s (half the default attempt budget).
 // Silent: no answer at all this long after writing it, when the upstream's
 // latency is known: eight fastest round trips, 250 ms .. 1 s.
+inline constexpr int silent_rtts = 8;
+inline constexpr loop::Duration silent_min = std::chrono::milliseconds(250);
+
 struct StallInputs {
   loop::TimePoint written;  // this exchange's query went out
   // The newest write time among the exchanges this connection answered

@@ -3,6 +3,8 @@
 # loopback only:
 #  - under a burst past the per-upstream cap (64), a live scrape shows the
 #    exact queue (depth > 0, in-flight at the cap) and queued_total rising;
+#  - a slow upstream (answers past the stall deadline's cap) is not taken
+#    for a WAN outage;
 #  - a stale reused session recovered by the one redial shows as
 #    reuse_recoveries_total 1, with no diagnostics episode and no warning;
 #  - the live /metrics passes `promtool check metrics`;
@@ -130,7 +132,7 @@ for i in $(seq 1 60); do
 done
 [ "$max_depth" -gt 0 ] || fail "queue depth never above 0 during the burst (max in flight $max_inflight)"
 [ "$max_inflight" = 64 ] || fail "in flight peaked at $max_inflight, expected the cap 64"
-wait "$BURST" || true
+wait "$BURST" || fail "cold burst: $(tail -3 "$WORK/burst.out")"
 for p in "${EXTRA[@]}"; do wait "$p" || true; done
 m=$(scrape "$A1")
 qt_after=$(metric "$m" "nxdns_upstream_queued_total$U")
@@ -141,6 +143,19 @@ awk -v s="$qs_after" 'BEGIN { exit !(s > 0) }' || fail "queued_seconds_total is 
 servfails=$(cat "$WORK"/extra-*.out | grep -c 'status: SERVFAIL' || true)
 [ "$servfails" = 0 ] || fail "$servfails queued TCP queries got SERVFAIL"
 pass "burst: max depth $max_depth at in_flight $max_inflight; queued_total $q_while_waiting -> $qt_after (${qs_after}s queued)"
+
+# A slow upstream is not a dead path. Its fastest answer (1.5 s) is now
+# known, so every exchange passes the 1 s cap of the silent stall deadline
+# before its answer comes: each gets its one duplicate, and none of that
+# may read as a WAN outage (sessions retired under their exchanges, every
+# re-sent copy stalling the same way until the budget ends in SERVFAIL).
+nx burst --server "$A1:5300" --names 40 --zone warm.burst.test --timeout-ms 9000 >"$WORK/warm.out" 2>&1 ||
+  fail "burst at the slow upstream with its latency known: $(tail -3 "$WORK/warm.out")"
+m=$(scrape "$A1")
+odials=$(metric "$m" "nxdns_upstream_outage_dials_total$U")
+[ "${odials:-x}" = 0 ] || fail "a slow upstream read as an outage: outage dials ${odials:-missing}"
+! grep -q "reachable again" "$WORK/burst.log" || fail "a slow upstream read as an outage: $(grep -m1 'reachable again' "$WORK/burst.log")"
+pass "a slow upstream (1.5 s answers) is not an outage: 40 names NOERROR, no outage dial ($(grep -o 'wall [0-9.]* ms' "$WORK/warm.out"))"
 
 if [ -n "$PROMTOOL" ]; then
   scrape "$A1" >"$WORK/live.prom"

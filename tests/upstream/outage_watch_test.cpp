@@ -24,6 +24,10 @@ using nxdns::upstream::SessionLife;
 using nxdns::upstream::SessionState;
 using nxdns::upstream::slot_trust;
 using nxdns::upstream::SlotTrust;
+using nxdns::upstream::stall_deadline;
+using nxdns::upstream::stall_shows_outage;
+using nxdns::upstream::StallInputs;
+using nxdns::upstream::StallKind;
 
 namespace {
 
@@ -74,6 +78,43 @@ TEST(OutageWatch, LifeBetweenFailuresStartsTheCountAgain) {
   w.failure(t0 + 2s);
   CHECK_TRUE(w.seen());
   CHECK_TRUE(w.since() == t0 + 1s);
+}
+
+TEST(OutageWatch, OnlyALongSilenceIsEvidenceOfADeadPath) {
+  struct Row {
+    const char* situation;
+    StallKind kind;
+    Duration waited;
+    std::optional<Duration> floor;
+    bool evidence;
+  };
+  const std::vector<Row> rows = {
+      {"nearby resolver: silent at its deadline", StallKind::silent, 250ms, 20ms, true},
+      {"nearby resolver: not yet silent long enough", StallKind::silent, 249ms, 20ms, false},
+      {"a 40 ms path: eight round trips", StallKind::silent, 320ms, 40ms, true},
+      {"a 40 ms path: seven round trips", StallKind::silent, 280ms, 40ms, false},
+      {"slow upstream (1.5 s answers) past the 1 s cap", StallKind::silent, 1s, 1500ms, false},
+      {"slow upstream, as slow as ever", StallKind::silent, 3s, 1500ms, false},
+      {"slow upstream, eight of its round trips", StallKind::silent, 12s, 1500ms, true},
+      {"satellite link (600 ms) past the cap", StallKind::silent, 1200ms, 600ms, false},
+      {"latency unknown: the floor of the silent rule", StallKind::silent, 250ms, std::nullopt, true},
+      {"left behind: its session answers others", StallKind::left_behind, 10s, 20ms, false},
+  };
+  for (const Row& r : rows) {
+    CHECK_EQUAL_TEXT(r.evidence, stall_shows_outage(r.kind, r.waited, r.floor), r.situation);
+  }
+}
+
+TEST(OutageWatch, EvidenceAgreesWithTheStallDeadlineBelowItsCap) {
+  // Up to 125 ms round trips the silent deadline is eight of them: the
+  // evidence comes with the stall itself, so the WAN's return is seen as
+  // early as the stall watch can see it.
+  for (const Duration floor : {5ms, 20ms, 40ms, 100ms, 125ms}) {
+    const auto stall = stall_deadline(StallInputs{t0, std::nullopt, std::nullopt, floor});
+    CHECK_TRUE(stall && stall->kind == StallKind::silent);
+    CHECK_TRUE(stall_shows_outage(StallKind::silent, stall->at - t0, floor));
+    CHECK_FALSE(stall_shows_outage(StallKind::silent, stall->at - t0 - 1ms, floor));
+  }
 }
 
 TEST(OutageWatch, FreshDialWindowIsOneRoundTrip) {
