@@ -82,10 +82,24 @@ stage() {
 
 have_stage() { [[ " $STAGES " == *" $1 "* ]]; }
 
+# ccache, shared by every stage through one machine-wide directory: most of a
+# repeated run's build time is compiling what did not change. CI clones into
+# a new folder each run: BASEDIR + NOHASHDIR let those clones hit the same
+# entries. Sets LAUNCHER (empty without ccache); called once the deps stage
+# has installed it.
+LAUNCHER=()
+use_ccache() {
+  command -v ccache >/dev/null || return 0
+  export CCACHE_DIR=${NXDNS_CCACHE_DIR:-/var/cache/nxdns/ccache}
+  export CCACHE_BASEDIR=$ROOT CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+  LAUNCHER=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+}
+
 configure_build_test() {
   local dir=$1
   shift
-  cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNXDNS_WERROR=ON "$@" >"$dir.configure.log" 2>&1 ||
+  cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNXDNS_WERROR=ON "${LAUNCHER[@]}" "$@" \
+    >"$dir.configure.log" 2>&1 ||
     { cat "$dir.configure.log"; return 1; }
   cmake --build "$dir" -j"$JOBS" 2>&1 | grep -E "error|warning|Error" ; test "${PIPESTATUS[0]}" = 0 || return 1
   local rc=0
@@ -116,25 +130,16 @@ stage_asan() {
 # The newest clang in bookworm (the fuzz stage's clang-14 builds only the
 # fuzz targets): a compiler's new warnings, as errors, show up here first.
 # Unit tests only: the integration suites add nothing a compiler can change
-# that the main stage does not already run. ccache (shared with the other
-# stages' machine-wide cache) keeps a repeated run to a few minutes.
+# that the main stage does not already run.
 stage_clang() {
   local cc=${NXDNS_CLANG_CC:-clang-16} cxx=${NXDNS_CLANG_CXX:-clang++-16} dir=$OUT/clang
   if ! command -v "$cc" >/dev/null || ! command -v "$cxx" >/dev/null; then
     echo "$cc / $cxx not found (scripts/install-deps.sh installs clang-16)"
     return 1
   fi
-  local launcher=()
-  if command -v ccache >/dev/null; then
-    export CCACHE_DIR=${NXDNS_CCACHE_DIR:-/var/cache/nxdns/ccache}
-    # CI clones into a new folder each run: BASEDIR + NOHASHDIR let those
-    # clones hit the same entries.
-    export CCACHE_BASEDIR=$ROOT CCACHE_NOHASHDIR=1
-    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  fi
   echo "compiler: $("$cxx" --version | head -n1)"
   CC=$cc CXX=$cxx cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNXDNS_WERROR=ON \
-    -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" "${launcher[@]}" >"$dir.configure.log" 2>&1 ||
+    -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" "${LAUNCHER[@]}" >"$dir.configure.log" 2>&1 ||
     { cat "$dir.configure.log"; return 1; }
   cmake --build "$dir" -j"$JOBS" 2>&1 | grep -E "error|warning|Error" ; test "${PIPESTATUS[0]}" = 0 || return 1
   (cd "$dir" && ctest -L unit --output-on-failure -j"$JOBS" --timeout 300)
@@ -147,6 +152,7 @@ stage_aarch64() { NXDNS_AARCH64_BUILD=$OUT/aarch64 NXDNS_JOBS=$JOBS bash "$ROOT/
 echo "nxdns test suite: stages: $STAGES$([ "$CI_MODE" = 1 ] && echo " (CI=true: skips fail)")"
 stage deps bash "$ROOT/scripts/install-deps.sh"
 [ "${RESULT[deps]}" = passed ] || { echo "dependency installation failed"; exit 1; }
+use_ccache
 
 # Stages backed by their own script are visible skips until that script exists.
 stage_script() { case $1 in fuzz) echo fuzz.sh ;; nix) echo nix-checks.sh ;; aarch64) echo aarch64.sh ;; esac; }
