@@ -78,7 +78,7 @@ void CachingPool::count_hit(std::string_view packed_key, dns::ByteView raw, Fres
   ++stats_.hits;
   if (f == Freshness::fresh_prefetch) {
     const Key k{std::string(packed_key)};
-    if (!joinable_.count(k.packed) && may_prefetch(pool_.snapshot())) {
+    if (!joinable_.count(k.packed) && may_prefetch(pool_.loads())) {
       ++stats_.prefetches;
       start_flight(k, raw, {}, true);
     }
@@ -106,7 +106,7 @@ CachingPool::Ticket CachingPool::submit(const dns::Query& q, dns::ByteView raw, 
       auto out = std::make_shared<upstream::PoolOutcome>(answer_for(m, a->answer, age_seconds(a->age, now), {}));
       // Delivered from the loop: the engine is still inside submit().
       m.timer.arm(loop::Duration::zero(), [this, t, out] { deliver(t, std::move(*out)); });
-      if (f == Freshness::fresh_prefetch && !joinable_.count(m.key.packed) && may_prefetch(pool_.snapshot())) {
+      if (f == Freshness::fresh_prefetch && !joinable_.count(m.key.packed) && may_prefetch(pool_.loads())) {
         ++stats_.prefetches;
         start_flight(m.key, raw, {}, true);
       }
@@ -146,7 +146,7 @@ CachingPool::Ticket CachingPool::submit(const dns::Query& q, dns::ByteView raw, 
 void CachingPool::serve_stale_now(Member& m, dns::ByteView raw, RefreshState known) {
   if (known == RefreshState::failed_recently) {
     ++stats_.stale_refreshes_skipped;
-  } else if (!joinable_.count(m.key.packed) && may_refresh_behind_stale(pool_.snapshot())) {
+  } else if (!joinable_.count(m.key.packed) && may_refresh_behind_stale(pool_.loads())) {
     // A refresh still goes (one per key, and only a few at once: they are
     // what finds the upstream back, and one replaces the entry when it answers).
     start_flight(m.key, raw, {}, true);

@@ -54,7 +54,7 @@ RefreshState refresh_state_on_arrival(std::optional<loop::TimePoint> refresh_fai
   return some_upstream_healthy ? RefreshState::waiting : RefreshState::upstreams_failing;
 }
 
-bool may_prefetch(const std::vector<upstream::EntrySnapshot>& entries) {
+bool may_prefetch(std::span<const upstream::EntryLoad> entries) {
   for (const auto& e : entries) {
     if (e.health != upstream::HealthState::healthy) continue;
     if (e.queue_depth == 0 && e.in_flight + 2 <= upstream::max_in_flight_per_entry) return true;
@@ -62,7 +62,7 @@ bool may_prefetch(const std::vector<upstream::EntrySnapshot>& entries) {
   return false;
 }
 
-bool may_refresh_behind_stale(const std::vector<upstream::EntrySnapshot>& entries) {
+bool may_refresh_behind_stale(std::span<const upstream::EntryLoad> entries) {
   for (const auto& e : entries) {
     if (e.queue_depth == 0 && e.in_flight < upstream::max_in_flight_per_entry / 4) return true;
   }

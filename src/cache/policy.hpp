@@ -4,7 +4,7 @@
 // stale answer may be served (RFC 8767), whether a prefetch may start.
 #include <cstdint>
 #include <optional>
-#include <vector>
+#include <span>
 
 #include "loop/scheduler.hpp"
 #include "upstream/pool.hpp"
@@ -70,7 +70,7 @@ RefreshState refresh_state_on_arrival(std::optional<loop::TimePoint> refresh_fai
 // A prefetch never takes the last free capacity from client queries: it may
 // start only when some healthy entry has nobody queued and at least two free
 // exchanges (one for the prefetch, one left for a client).
-bool may_prefetch(const std::vector<upstream::EntrySnapshot>& entries);
+bool may_prefetch(std::span<const upstream::EntryLoad> entries);
 
 // While every upstream is failing (stale answers served at once), the
 // refresh behind a stale answer is in effect a probe for the upstream's
@@ -79,6 +79,6 @@ bool may_prefetch(const std::vector<upstream::EntrySnapshot>& entries);
 // would fill the entry and queue the clients' own queries behind them. A
 // refresh starts only while some entry has nobody queued and uses at most a
 // quarter of its in-flight cap, whatever its health.
-bool may_refresh_behind_stale(const std::vector<upstream::EntrySnapshot>& entries);
+bool may_refresh_behind_stale(std::span<const upstream::EntryLoad> entries);
 
 }  // namespace nxdns::cache

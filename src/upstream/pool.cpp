@@ -514,6 +514,18 @@ std::vector<EntrySnapshot> Pool::snapshot() const {
   return out;
 }
 
+std::vector<EntryLoad> Pool::loads() const {
+  std::vector<EntryLoad> out;
+  out.reserve(entries_.size());
+  const auto now = sched_.now();
+  for (const auto& en : entries_) {
+    if (en->draining) continue;
+    out.push_back(EntryLoad{en->health.state(now), static_cast<std::uint32_t>(en->in_flight),
+                            static_cast<std::uint32_t>(en->waiters.size())});
+  }
+  return out;
+}
+
 void Pool::close_all() {
   for (auto& en : entries_)
     if (en->transport) en->transport->close_all();

@@ -117,6 +117,15 @@ struct EntrySnapshot {
   TransportStats transport;
 };
 
+// What the cache's refresh rules read of an entry: its health and load,
+// without the monitoring snapshot's labels, counters and histograms (the
+// rules run on cache hits).
+struct EntryLoad {
+  HealthState health = HealthState::healthy;
+  std::uint32_t in_flight = 0;
+  std::uint32_t queue_depth = 0;
+};
+
 // A reload's changes to the entries (app/reload_plan.hpp decides them).
 struct PoolChange {
   struct Kept {
@@ -157,6 +166,8 @@ class Pool {
   void cancel(Ticket t);
 
   std::vector<EntrySnapshot> snapshot() const;
+  // Entries serving (not draining), by health and load only.
+  std::vector<EntryLoad> loads() const;
   // Entries serving (not draining).
   std::size_t entry_count() const;
   // Entries whose drain is not over yet (tests, logs).

@@ -2,11 +2,18 @@
 // failure recheck window, prefetch.
 #include "cache/policy.hpp"
 
+#include <initializer_list>
+#include <vector>
+
 #include <CppUTest/TestHarness.h>
 
 using namespace nxdns;
 using namespace nxdns::cache;
 using namespace std::chrono_literals;
+
+namespace {
+std::vector<upstream::EntryLoad> loads(std::initializer_list<upstream::EntryLoad> l) { return l; }
+}  // namespace
 
 TEST_GROUP(CachePolicy){};
 
@@ -87,35 +94,35 @@ TEST(CachePolicy, RefreshStateOnArrivalTable) {
 }
 
 TEST(CachePolicy, PrefetchLeavesTheLastFreeCapacity) {
-  upstream::EntrySnapshot e;
+  upstream::EntryLoad e;
   e.health = upstream::HealthState::healthy;
   e.in_flight = 0;
-  CHECK_TRUE(may_prefetch({e}));
+  CHECK_TRUE(may_prefetch(loads({e})));
   e.in_flight = upstream::max_in_flight_per_entry - 2;
-  CHECK_TRUE(may_prefetch({e}));
+  CHECK_TRUE(may_prefetch(loads({e})));
   e.in_flight = upstream::max_in_flight_per_entry - 1;  // the last free exchange is a client's
-  CHECK_FALSE(may_prefetch({e}));
+  CHECK_FALSE(may_prefetch(loads({e})));
   e.in_flight = 0;
   e.queue_depth = 1;  // anyone waiting: no
-  CHECK_FALSE(may_prefetch({e}));
-  upstream::EntrySnapshot backoff;
+  CHECK_FALSE(may_prefetch(loads({e})));
+  upstream::EntryLoad backoff;
   backoff.health = upstream::HealthState::backoff;
-  CHECK_FALSE(may_prefetch({backoff}));
-  CHECK_TRUE(may_prefetch({backoff, upstream::EntrySnapshot{}}));
-  CHECK_FALSE(may_prefetch({}));
+  CHECK_FALSE(may_prefetch(loads({backoff})));
+  CHECK_TRUE(may_prefetch(loads({backoff, upstream::EntryLoad{}})));
+  CHECK_FALSE(may_prefetch(loads({})));
 }
 
 TEST(CachePolicy, RefreshesBehindStaleAnswersLeaveTheClientsCapacity) {
-  upstream::EntrySnapshot e;
+  upstream::EntryLoad e;
   e.health = upstream::HealthState::backoff;  // any health: the refresh is the probe for its return
-  CHECK_TRUE(may_refresh_behind_stale({e}));
+  CHECK_TRUE(may_refresh_behind_stale(loads({e})));
   e.in_flight = upstream::max_in_flight_per_entry / 4 - 1;
-  CHECK_TRUE(may_refresh_behind_stale({e}));
+  CHECK_TRUE(may_refresh_behind_stale(loads({e})));
   e.in_flight = upstream::max_in_flight_per_entry / 4;  // a quarter of the cap taken: enough probes
-  CHECK_FALSE(may_refresh_behind_stale({e}));
+  CHECK_FALSE(may_refresh_behind_stale(loads({e})));
   e.in_flight = 0;
   e.queue_depth = 1;  // a client waits: no
-  CHECK_FALSE(may_refresh_behind_stale({e}));
-  CHECK_TRUE(may_refresh_behind_stale({e, upstream::EntrySnapshot{}}));
-  CHECK_FALSE(may_refresh_behind_stale({}));
+  CHECK_FALSE(may_refresh_behind_stale(loads({e})));
+  CHECK_TRUE(may_refresh_behind_stale(loads({e, upstream::EntryLoad{}})));
+  CHECK_FALSE(may_refresh_behind_stale(loads({})));
 }
