@@ -20,6 +20,7 @@
 #include "net/endpoint.hpp"
 #include "upstream/dot_placement.hpp"
 #include "upstream/dot_session.hpp"
+#include "upstream/exchange_fate.hpp"
 #include "upstream/outage_watch.hpp"
 #include "upstream/pipelining_detector.hpp"
 #include "upstream/tls_config.hpp"
@@ -43,11 +44,6 @@ struct DotTransportOptions {
   std::chrono::milliseconds idle_timeout{30000};  // without a server keepalive
 };
 
-// Exchanges of a session that died before writing them (the server never saw
-// them) are placed again at most this many times each, not spending their
-// redial: enough to ride out a connection or two lost under them, never a
-// loop against an upstream whose every connection dies.
-inline constexpr unsigned max_unwritten_replacements = 2;
 // An upstream that asked a connection to close (edns-tcp-keepalive 0, RFC
 // 7828 §3.3.2) keeps fewer connections: placement may hold at most what was
 // left open then, one more per this long without another such request.
