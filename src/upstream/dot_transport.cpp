@@ -201,27 +201,26 @@ std::optional<std::uint16_t> DotTransport::enqueue_copy(ExchangeId id, Exchange&
 }
 
 void DotTransport::place(ExchangeId id, Exchange& ex, DotSession& s) {
-  const bool reused = s.state() == SessionState::ready;
-  const std::uint64_t answers_before = s.responses();
+  const Copy copy{s.index(), s.state() == SessionState::ready, s.responses()};
   std::string why;
   if (!enqueue_copy(id, ex, s, &why)) {
     finish(id, why.rfind("no DNS ID", 0) == 0 ? Cause::local_resource : Cause::bad_response, std::move(why));
     return;
   }
-  ex.session = &s;
-  ex.reused = reused;
-  ex.answers_before = answers_before;
-  ++(ex.reused ? exchanges_reused_ : exchanges_new_);
+  // Its only copy: an exchange is placed when it has none, or when the one
+  // it had is gone with (or was taken back from) its session.
+  ex.copies = Copies(copy);
+  ++(copy.reused ? exchanges_reused_ : exchanges_new_);
 }
 
 void DotTransport::cancel(ExchangeId id) {
   if (completions_.drop(id)) return;
   const auto it = live_.find(id);
   if (it == live_.end()) return;
-  DotSession* copies[] = {it->second.session, it->second.duplicate};
+  const Copies copies = it->second.copies;
   live_.erase(it);
-  for (DotSession* s : copies) {
-    if (!s) continue;
+  for (const Copy& c : copies) {
+    DotSession* s = sessions_[c.slot].get();
     if (s->withdraw(id) != DotSession::Withdraw::written) continue;
     // Written, maybe partially: the stream position and whatever answer is on
     // its way are unknown, so the session is not trusted any further. Its
@@ -275,14 +274,12 @@ void DotTransport::hedge_onto(DotSession& ready) {
       const auto it = live_.find(u.id);
       if (it == live_.end()) continue;
       Exchange& ex = it->second;
-      if (ex.session != &o || ex.duplicate || ex.resent || ex.hedged) continue;
-      const std::uint64_t answers_before = ready.responses();
+      if (!ex.copies.only_on(o.index()) || ex.spent.resend || ex.spent.hedge) continue;
+      const Copy copy{ready.index(), true, ready.responses()};
       std::string why;
       if (!enqueue_copy(u.id, ex, ready, &why)) break;  // no wire ID: the originals still go
-      ex.duplicate = &ready;
-      ex.duplicate_reused = true;
-      ex.duplicate_answers_before = answers_before;
-      ex.hedged = true;
+      ex.copies.add(copy);
+      ex.spent.hedge = true;
       ++copied;
     }
   }
@@ -357,7 +354,7 @@ void DotTransport::on_session_response(DotSession& s, ExchangeId id, dns::ByteVi
   if (it == live_.end()) return;  // the other copy of a re-sent exchange answered first
   ensure_stall_check();
   dns::set_id(out, it->second.client_id);
-  if (it->second.redialed) {
+  if (it->second.spent.redial) {
     // A stale reused session, recovered: normal churn (servers close idle
     // connections at will), visible as a counter, never as a failure.
     ++reuse_recoveries_;
@@ -398,69 +395,41 @@ void DotTransport::settle(DotSession& s, SessionEnd&& end) {
     return;
   }
   const bool others_up = any_session_ready(&s);
+  const SessionEnding how{end.was_established, end.cause, end.partial_frame_pending, end.responses};
 
-  std::vector<ExchangeId> retry;
+  std::vector<ExchangeId> redial;
   std::vector<ExchangeId> requeue;
   std::vector<ExchangeId> unwritten;
   for (const auto& c : end.exchanges) {
     const auto it = live_.find(c.id);
     if (it == live_.end()) continue;
     Exchange& ex = it->second;
-    // A re-sent exchange lives on while either copy does.
-    if (ex.duplicate == &s) {
-      ex.duplicate = nullptr;
-      continue;
-    }
-    if (ex.duplicate) {
-      promote_duplicate(ex);
-      continue;
-    }
-    // Never written: the server never saw it, so its loss says nothing about
-    // the upstream and nothing about this query. It is
-    // placed again, not failed, when the session had been up (it died for
-    // another reason) or another session is up to take it; a dial failure
-    // with nothing else up is the upstream's answer, below.
-    if (!c.written && ex.unwritten_replacements < max_unwritten_replacements && (end.was_established || others_up)) {
-      unwritten.push_back(c.id);
-      continue;
-    }
-    if (!end.was_established) {
-      finish(c.id, end.cause, end.detail);
-      continue;
-    }
-    Cause cause = end.cause;
-    std::string detail = end.detail;
-    if (end.culprit && *end.culprit != c.id) {
-      cause = Cause::session_closed;
-      detail = log::cat("session closed after a sibling's ", describe(end.cause), ": ", end.detail);
-    }
-    if (cause == Cause::ok) cause = Cause::session_closed;  // closed on purpose while still carrying it
-    // The connection answered others after this exchange was placed on it,
-    // then ended (server close, reset, torn down with a sibling) with this
-    // one unanswered and no byte of any answer pending: typically a server
-    // that limits queries per connection (RFC 7766 §6.2.4: clients SHOULD
-    // retry unanswered queries). The one-redial rule's `reused` test cannot
-    // see this (with pipelining, exchanges ride on connections they did not
-    // find open), yet the connection proved the upstream works: the exchange
-    // is placed again without spending its redial. It cannot loop: each
-    // re-placement was paid for by an answer on the connection it left.
-    if (end.responses > ex.answers_before && !end.partial_frame_pending && is_connection_lifecycle(cause)) {
-      requeue.push_back(c.id);
-      continue;
-    }
-    const RetryDecision d = ex.redialed ? RetryDecision::final
-                                        : retry_decision(ex.reused, end.partial_frame_pending, cause);
-    if (d == RetryDecision::retry) {
-      retry.push_back(c.id);
-    } else {
-      log::debug("dot ", opts_.label, ": exchange failed (", describe(cause), ": ", detail, ")");
-      finish(c.id, cause, std::move(detail));
+    // Every copy a session carries is recorded in its exchange's copies.
+    const Copy* mine = ex.copies.on(s.index());
+    if (!mine) continue;
+    const CarriedCopy carried{*mine, c.written, ex.copies.size() > 1, end.culprit && *end.culprit != c.id};
+    switch (fate(carried, ex.spent, how, others_up)) {
+      case Fate::keep:
+        ex.copies.remove(s.index());
+        break;
+      case Fate::place_again:
+        unwritten.push_back(c.id);
+        break;
+      case Fate::requeue:
+        requeue.push_back(c.id);
+        break;
+      case Fate::redial:
+        redial.push_back(c.id);
+        break;
+      case Fate::final:
+        fail_carried(c.id, carried, how, end);
+        break;
     }
   }
   for (const ExchangeId id : unwritten) {
     const auto it = live_.find(id);
     if (it == live_.end()) continue;
-    ++it->second.unwritten_replacements;
+    ++it->second.spent.unwritten_replacements;
     ++requeued_;
     // Not onto this slot again when its dial just failed.
     DotSession* to = choose_session(end.was_established ? std::nullopt : std::optional<std::size_t>(s.index()));
@@ -480,28 +449,35 @@ void DotTransport::settle(DotSession& s, SessionEnd&& end) {
     log::debug("dot ", opts_.label, ": session ", s.index(), " closed by the server after ", end.responses,
                " answer(s) (", describe(end.cause), "); placed ", requeue.size(), " unanswered exchange(s) again");
   }
-  if (retry.empty()) return;
+  if (redial.empty()) return;
 
   // The one redial: onto a freshly dialed session (this slot, now closed),
   // never onto another reused one that may be just as stale.
   log::debug("dot ", opts_.label, ": reused session ", s.index(), " ended (", describe(end.cause), ": ", end.detail,
-             "); redialing ", retry.size(), " exchange(s)");
+             "); redialing ", redial.size(), " exchange(s)");
   s.dial();
-  for (const ExchangeId id : retry) {
+  for (const ExchangeId id : redial) {
     const auto it = live_.find(id);
     if (it == live_.end()) continue;
-    it->second.redialed = true;
+    it->second.spent.redial = true;
     ++redials_;
     place(id, it->second, s);
   }
 }
 
-void DotTransport::promote_duplicate(Exchange& ex) {
-  // The copy that is left becomes the exchange's own, with its history.
-  ex.session = ex.duplicate;
-  ex.reused = ex.duplicate_reused;
-  ex.answers_before = ex.duplicate_answers_before;
-  ex.duplicate = nullptr;
+void DotTransport::fail_carried(ExchangeId id, const CarriedCopy& carried, const SessionEnding& how,
+                                const SessionEnd& end) {
+  // A failed dial is the upstream's answer as it stands.
+  if (!how.was_established) {
+    finish(id, end.cause, end.detail);
+    return;
+  }
+  const Cause cause = failure_cause(carried, how);
+  std::string detail = carried.sibling_culprit
+                           ? log::cat("session closed after a sibling's ", describe(end.cause), ": ", end.detail)
+                           : end.detail;
+  log::debug("dot ", opts_.label, ": exchange failed (", describe(cause), ": ", detail, ")");
+  finish(id, cause, std::move(detail));
 }
 
 void DotTransport::finish(ExchangeId id, Cause cause, std::string detail, dns::Bytes response) {
@@ -510,11 +486,9 @@ void DotTransport::finish(ExchangeId id, Cause cause, std::string detail, dns::B
   Completion done = std::move(it->second.done);
   // A re-sent exchange's other copy: taken back if it is still queued; if
   // written, its answer will find no exchange and is dropped.
-  DotSession* copies[] = {it->second.session, it->second.duplicate};
+  const Copies copies = it->second.copies;
   live_.erase(it);
-  for (DotSession* c : copies) {
-    if (c) (void)c->withdraw(id);
-  }
+  for (const Copy& c : copies) (void)sessions_[c.slot]->withdraw(id);
   completions_.push(id, std::move(done), ExchangeResult{cause, std::move(response), std::move(detail)});
 }
 

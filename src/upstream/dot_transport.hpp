@@ -20,6 +20,7 @@
 #include "net/endpoint.hpp"
 #include "upstream/dot_placement.hpp"
 #include "upstream/dot_session.hpp"
+#include "upstream/exchange_fate.hpp"
 #include "upstream/outage_watch.hpp"
 #include "upstream/pipelining_detector.hpp"
 #include "upstream/tls_config.hpp"
@@ -43,11 +44,6 @@ struct DotTransportOptions {
   std::chrono::milliseconds idle_timeout{30000};  // without a server keepalive
 };
 
-// Exchanges of a session that died before writing them (the server never saw
-// them) are placed again at most this many times each, not spending their
-// redial: enough to ride out a connection or two lost under them, never a
-// loop against an upstream whose every connection dies.
-inline constexpr unsigned max_unwritten_replacements = 2;
 // An upstream that asked a connection to close (edns-tcp-keepalive 0, RFC
 // 7828 §3.3.2) keeps fewer connections: placement may hold at most what was
 // left open then, one more per this long without another such request.
@@ -103,25 +99,13 @@ class DotTransport final : public Transport, private DotSession::Listener {
  private:
   struct Exchange {
     Completion done;
-    dns::Bytes query;  // as handed to start(): re-prepared with a new ID on redial
+    dns::Bytes query;  // as handed to start(): prepared with a new wire ID for every copy
     std::uint16_t client_id = 0;
-    DotSession* session = nullptr;
-    bool reused = false;    // its session was established when it was placed
-    bool redialed = false;  // its one redial is spent
-    std::uint64_t answers_before = 0;  // its session's responses() when it was placed
-    // The one re-send: a second copy on another session, placed when the
-    // first one's session proved serial. Whichever answers first wins; the
-    // other copy's answer, if it comes, is dropped.
-    DotSession* duplicate = nullptr;
-    bool duplicate_reused = false;
-    std::uint64_t duplicate_answers_before = 0;
-    bool resent = false;  // its one re-send is spent
-    // Its copy on the first session up of a cold burst (hedge_onto()) was
-    // made. Not its re-send: if the hedge's session dies, the exchange is
-    // back to one copy and may still get its one re-send. Never more than
-    // two copies at once.
-    bool hedged = false;
-    unsigned unwritten_replacements = 0;
+    // Where it is on the wire: one copy, or two on different sessions
+    // (exchange_fate.hpp). Whichever answers first wins; the other copy's
+    // answer, if it comes, is dropped.
+    Copies copies;
+    Spent spent;  // its second chances used (redial, re-send, hedge, unwritten re-placements)
     bool stall_counted = false;  // its stall was handed to the outage watch
   };
 
@@ -152,9 +136,10 @@ class DotTransport final : public Transport, private DotSession::Listener {
   void set_one_at_a_time(bool on);
   // A session other than `except` is up and can take exchanges.
   bool any_session_ready(const DotSession* except = nullptr) const;
+  // Asks fate() (exchange_fate.hpp) what becomes of each exchange the
+  // ended session carried, and does it.
   void settle(DotSession& s, SessionEnd&& end);
-  // The exchange's other copy carries it on alone.
-  static void promote_duplicate(Exchange& ex);
+  void fail_carried(ExchangeId id, const CarriedCopy& carried, const SessionEnding& how, const SessionEnd& end);
 
   // The WAN outage rule (dot_transport_outage.cpp, outage_watch.hpp).
   SlotTrust trust(const DotSession& s) const;
@@ -172,7 +157,10 @@ class DotTransport final : public Transport, private DotSession::Listener {
   // there those with no copy on a session still trusted.
   void sweep_onto(DotSession& fresh);
   void schedule_sweep(DotSession& fresh);
-  bool rehome(ExchangeId id, Exchange& ex, DotSession*& copy, DotSession& to);
+  // Enqueues a copy on `to` without counting the exchange again (it was
+  // counted where it was first placed): the copy to record, or nullopt
+  // with no wire ID.
+  std::optional<Copy> rehome(ExchangeId id, Exchange& ex, DotSession& to);
   void rehome_or_fail(ExchangeId id, Exchange& ex, DotSession& to);
   bool rescuable(const Exchange& ex) const;
   void check_outage();

@@ -108,8 +108,7 @@ void DotTransport::end_outage(DotSession& proof, loop::TimePoint since) {
 DotSession* DotTransport::outage_session(std::optional<std::size_t> exclude) {
   std::array<bool, slots_per_entry> carries_live{};
   for (const auto& [id, ex] : live_) {
-    if (ex.session) carries_live[ex.session->index()] = true;
-    if (ex.duplicate) carries_live[ex.duplicate->index()] = true;
+    for (const Copy& c : ex.copies) carries_live[c.slot] = true;
   }
   std::array<OutageSlotView, slots_per_entry> views{};
   for (std::size_t i = 0; i < opts_.max_sessions; ++i) {
@@ -168,53 +167,45 @@ std::vector<Transport::ExchangeId> DotTransport::release_dial(DotSession& s) {
   for (const auto& c : end.exchanges) {
     const auto it = live_.find(c.id);
     if (it == live_.end()) continue;
-    Exchange& ex = it->second;
-    if (ex.duplicate == &s) {
-      ex.duplicate = nullptr;
-    } else if (ex.session == &s && ex.duplicate) {
-      promote_duplicate(ex);
-    } else if (ex.session == &s) {
-      ex.session = nullptr;
-      orphans.push_back(c.id);
-    }
+    Copies& copies = it->second.copies;
+    if (!copies.on(s.index())) continue;
+    // Its other copy, if any, carries it on alone.
+    copies.remove(s.index());
+    if (copies.empty()) orphans.push_back(c.id);
   }
   return orphans;
 }
 
-bool DotTransport::rehome(ExchangeId id, Exchange& ex, DotSession*& copy, DotSession& to) {
-  // Moves (or makes) one copy without counting the exchange again: it was
-  // counted where it was first placed.
+std::optional<Copy> DotTransport::rehome(ExchangeId id, Exchange& ex, DotSession& to) {
   std::string why;
-  if (!enqueue_copy(id, ex, to, &why)) return false;
-  const bool main_copy = &copy == &ex.session;
-  copy = &to;
-  if (main_copy) {
-    ex.reused = to.state() == SessionState::ready;
-    ex.answers_before = to.responses();
-  } else {
-    ex.duplicate_reused = to.state() == SessionState::ready;
-    ex.duplicate_answers_before = to.responses();
-  }
-  return true;
+  if (!enqueue_copy(id, ex, to, &why)) return std::nullopt;
+  return Copy{to.index(), to.state() == SessionState::ready, to.responses()};
 }
 
 void DotTransport::rehome_or_fail(ExchangeId id, Exchange& ex, DotSession& to) {
   // Its last copy is gone with a released dial: without a new one nothing
   // would ever complete it.
-  if (!rehome(id, ex, ex.session, to)) finish(id, Cause::local_resource, "no DNS ID available (random generator failed)");
+  if (const std::optional<Copy> copy = rehome(id, ex, to)) {
+    ex.copies.add(*copy);
+  } else {
+    finish(id, Cause::local_resource, "no DNS ID available (random generator failed)");
+  }
 }
 
 bool DotTransport::rescuable(const Exchange& ex) const {
   // An exchange between two homes (being placed, or settled after its
   // session ended) is its caller's business.
-  if (!ex.session || !ex.session->open() || (ex.duplicate && !ex.duplicate->open())) return false;
-  bool good_copy = false;
-  for (const DotSession* c : {ex.session, ex.duplicate}) {
-    if (!c) continue;
-    if (trust(*c) != SlotTrust::suspect) good_copy = true;
-    else if (dialling(*c)) return true;  // never written there: it can move
+  if (ex.copies.empty()) return false;
+  for (const Copy& c : ex.copies) {
+    if (!sessions_[c.slot]->open()) return false;
   }
-  return !good_copy && !ex.duplicate;
+  bool good_copy = false;
+  for (const Copy& c : ex.copies) {
+    const DotSession& s = *sessions_[c.slot];
+    if (trust(s) != SlotTrust::suspect) good_copy = true;
+    else if (dialling(s)) return true;  // never written there: it can move
+  }
+  return !good_copy && ex.copies.size() == 1;
 }
 
 void DotTransport::sweep_onto(DotSession& fresh) {
@@ -230,25 +221,29 @@ void DotTransport::sweep_onto(DotSession& fresh) {
     const auto it = live_.find(id);
     if (it == live_.end()) continue;
     Exchange& ex = it->second;
-    if (ex.session == &fresh || ex.duplicate == &fresh) continue;
+    if (ex.copies.on(fresh.index())) continue;
     // A copy waiting on a suspect dial moves: it was never written.
     bool moved = false;
-    for (DotSession** copy : {&ex.session, &ex.duplicate}) {
-      DotSession* c = *copy;
-      if (!c || !dialling(*c) || trust(*c) != SlotTrust::suspect) continue;
-      if (c->withdraw(id) != DotSession::Withdraw::removed) continue;
-      *copy = nullptr;
+    for (std::size_t k = 0; k < ex.copies.size(); ++k) {
+      DotSession& c = *sessions_[ex.copies[k].slot];
+      if (!dialling(c) || trust(c) != SlotTrust::suspect) continue;
+      if (c.withdraw(id) != DotSession::Withdraw::removed) continue;
       moved = true;
-      if (rehome(id, ex, *copy, fresh)) break;
+      if (const std::optional<Copy> copy = rehome(id, ex, fresh)) {
+        ex.copies[k] = *copy;
+        break;
+      }
       // No wire ID: the exchange keeps its other copy, if it has one.
-      if (!ex.session && ex.duplicate) promote_duplicate(ex);
-      if (!ex.session) finish(id, Cause::local_resource, "no DNS ID available (random generator failed)");
+      ex.copies.remove_at(k);
+      if (ex.copies.empty()) finish(id, Cause::local_resource, "no DNS ID available (random generator failed)");
       break;
     }
     if (moved) continue;
     // Written on a suspect session (or nowhere to move): a copy here as
     // well, not its re-send, so at most two copies on the wire at once.
-    if (!ex.duplicate) (void)rehome(id, ex, ex.duplicate, fresh);
+    if (ex.copies.size() < Copies::max) {
+      if (const std::optional<Copy> copy = rehome(id, ex, fresh)) ex.copies.add(*copy);
+    }
   }
 }
 

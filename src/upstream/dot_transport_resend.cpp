@@ -34,7 +34,7 @@ void DotTransport::resend_serial_tails() {
       const auto it = live_.find(line[k].id);
       if (it == live_.end()) continue;
       Exchange& ex = it->second;
-      if (ex.resent || ex.duplicate || ex.session != &s) continue;
+      if (ex.spent.resend || !ex.copies.only_on(s.index())) continue;
       if (!line[k].written) {
         if (s.withdraw(line[k].id) != DotSession::Withdraw::removed) continue;
         DotSession* to = choose_session(i);
@@ -49,14 +49,11 @@ void DotTransport::resend_serial_tails() {
 bool DotTransport::add_duplicate(ExchangeId id, Exchange& ex, std::size_t exclude) {
   DotSession* to = choose_session(exclude);
   if (!to) return false;
-  const bool reused = to->state() == SessionState::ready;
-  const std::uint64_t answers_before = to->responses();
+  const Copy copy{to->index(), to->state() == SessionState::ready, to->responses()};
   std::string why;
   if (!enqueue_copy(id, ex, *to, &why)) return true;
-  ex.duplicate = to;
-  ex.duplicate_reused = reused;
-  ex.duplicate_answers_before = answers_before;
-  ex.resent = true;
+  ex.copies.add(copy);
+  ex.spent.resend = true;
   ++resent_;
   return true;
 }
@@ -120,7 +117,7 @@ void DotTransport::check_stalls() {
         ex.stall_counted = true;
         note_failure("an exchange stalled");
       }
-      if (ex.resent || ex.duplicate || ex.session != &s) continue;
+      if (ex.spent.resend || !ex.copies.only_on(s.index())) continue;
       if (stall->kind == StallKind::left_behind) ++left_behind;
       due.push_back(u.id);
     }
@@ -165,8 +162,8 @@ void DotTransport::resend_stalled(DotSession& s) {
     const auto it = live_.find(c.id);
     if (it == live_.end()) continue;
     Exchange& ex = it->second;
-    if (c.written && !ex.resent && !ex.duplicate && ex.session == &s) {
-      ex.resent = true;
+    if (c.written && !ex.spent.resend && ex.copies.only_on(s.index())) {
+      ex.spent.resend = true;
       ++resent_;
       again.push_back(c.id);
     } else {

@@ -1,7 +1,10 @@
 #pragma once
 // The seam between the pool and the wire. A Transport runs DNS exchanges
 // against one upstream (DoT, DoH or plain DNS) on the event loop; the pool
-// decides how many, in what order, and with what budget.
+// decides how many, in what order, and with what budget. The words used
+// here and in the DoT transport (exchange, attempt, session, slot, copy,
+// hedge, re-send, requeue, redial, fate, ...) are defined once, in the
+// glossary of docs/architecture.md.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
