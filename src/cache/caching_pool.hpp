@@ -52,6 +52,7 @@
 #include "cache/answer_ttl.hpp"
 #include "cache/key.hpp"
 #include "cache/policy.hpp"
+#include "upstream/budgets.hpp"
 #include "upstream/pool.hpp"
 
 namespace nxdns::cache {
@@ -80,7 +81,7 @@ struct CacheOptions {
   std::size_t max_joiners = 64;
   // How long a flight may run before it is cancelled (the engine's total
   // budget: no client waits longer anyway).
-  loop::Duration exchange_budget = std::chrono::milliseconds(5000);
+  loop::Duration exchange_budget = upstream::default_total_budget;
   Eviction eviction = Eviction::sieve;
 };
 

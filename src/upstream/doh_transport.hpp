@@ -75,6 +75,7 @@
 
 #include "loop/scheduler.hpp"
 #include "net/endpoint.hpp"
+#include "upstream/budgets.hpp"
 #include "upstream/curl_handles.hpp"
 #include "upstream/doh_capacity.hpp"
 #include "upstream/curl_multi.hpp"
@@ -91,7 +92,7 @@ struct DohTransportOptions {
   std::string label;      // redacted URL, for logs
   bool use_get = false;   // config `method: get`
   // TCP connect + TLS handshake of a new connection.
-  std::chrono::milliseconds dial_timeout{5000};
+  std::chrono::milliseconds dial_timeout = default_dial_timeout;
   // A backstop only: the pool's attempt budget cancels long before.
   std::chrono::milliseconds transfer_timeout{30000};
 };

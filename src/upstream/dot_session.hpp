@@ -24,6 +24,7 @@
 #include "loop/event_handles.hpp"
 #include "loop/scheduler.hpp"
 #include "net/endpoint.hpp"
+#include "upstream/budgets.hpp"
 #include "upstream/handshake_pacer.hpp"
 #include "upstream/pipelining_detector.hpp"
 #include "upstream/tls_bio.hpp"
@@ -41,11 +42,15 @@ enum class SessionState : std::uint8_t {
 };
 const char* describe(SessionState s);
 
+// How long a session may sit idle before we close it, when the server
+// advertised no edns-tcp-keepalive timeout (RFC 7828) to go by.
+inline constexpr std::chrono::milliseconds default_session_idle_timeout{30000};
+
 struct DotSessionParams {
   net::Endpoint address;
   std::string tls_name;  // SNI and the name the certificate must carry
-  std::chrono::milliseconds dial_timeout{5000};   // connect + handshake
-  std::chrono::milliseconds idle_timeout{30000};  // when the server advertises no keepalive
+  std::chrono::milliseconds dial_timeout = default_dial_timeout;  // connect + handshake
+  std::chrono::milliseconds idle_timeout = default_session_idle_timeout;
   // Shared by the upstream's sessions: their expensive handshake steps (the
   // ClientHello's key share, the server flight's key agreement and
   // certificate checks) take one loop turn each (handshake_pacer.hpp).

@@ -39,8 +39,8 @@ struct DotTransportOptions {
   // How many of the slots may hold a session (1..slots_per_entry). The daemon
   // uses all of them; `nxdns check` probes with 1.
   std::size_t max_sessions = slots_per_entry;
-  std::chrono::milliseconds dial_timeout{5000};   // TCP connect + TLS handshake
-  std::chrono::milliseconds idle_timeout{30000};  // without a server keepalive
+  std::chrono::milliseconds dial_timeout = default_dial_timeout;  // TCP connect + TLS handshake
+  std::chrono::milliseconds idle_timeout = default_session_idle_timeout;
 };
 
 // Exchanges of a session that died before writing them (the server never saw
