@@ -9,8 +9,8 @@
 //   no padding> when the upstream's method is "get" (RFC 8484 §4.1).
 //   Accept: application/dns-message either way.
 // - DNS ID 0 on the wire (§4.1: cache friendly; HTTP matches the answer to
-//   the request), the client's ID restored in the reply. Queries padded to
-//   a multiple of 128 octets (RFC 8467 §4.1), as for DoT; no
+//   the request), the client's ID restored in the reply. Queries padded as
+//   for DoT (dns::encrypted_query_pad_block, RFC 8467 §4.1); no
 //   edns-tcp-keepalive (connection lifetime is HTTP's business).
 // - An answer is accepted only with a 2xx status, Content-Type
 //   application/dns-message, at most 65535 octets (the transfer is cut as
@@ -73,6 +73,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "log/repeat_limiter.hpp"
 #include "loop/scheduler.hpp"
 #include "net/endpoint.hpp"
 #include "upstream/budgets.hpp"
@@ -187,8 +188,7 @@ class DohTransport final : public Transport {
   std::string tls_version_;
   std::string http_version_;
 
-  std::string last_warn_;
-  loop::TimePoint last_warn_at_{};
+  log::RepeatLimiter dial_warnings_;
 };
 
 }  // namespace nxdns::upstream

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "log/repeat_limiter.hpp"
 #include "loop/scheduler.hpp"
 #include "net/endpoint.hpp"
 #include "upstream/dot_placement.hpp"
@@ -238,8 +239,7 @@ class DotTransport final : public Transport, private DotSession::Listener {
   std::size_t sweep_slot_ = 0;
   std::uint64_t sweep_dial_ = 0;
 
-  std::string last_warn_;
-  loop::TimePoint last_warn_at_{};
+  log::RepeatLimiter dial_warnings_;
 };
 
 }  // namespace nxdns::upstream
