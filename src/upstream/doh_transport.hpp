@@ -136,9 +136,6 @@ class DohTransport final : public Transport {
   std::uint32_t peak_open_connections() const { return host_->peak_open_sockets; }
   // Connections curl opened to this host (sockets, failed dials included).
   std::uint64_t connections_opened() const { return host_->sockets_opened; }
-  // Exchanges curl has started on a connection and not finished; the rest
-  // of live_exchanges() wait inside curl (should stay 0 with the pool's cap).
-  std::size_t running_exchanges() const { return running_; }
   std::size_t stream_limit() const { return stream_limit_; }
   const CurlMulti& multi() const { return *multi_; }
   const DohTransportOptions& options() const { return opts_; }

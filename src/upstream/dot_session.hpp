@@ -135,9 +135,6 @@ class DotSession final : private HandshakePacer::Stepper {
   std::uint64_t responses() const { return responses_; }
   // TLS 1.3 NewSessionTickets seen over this slot's lifetime (3.x only).
   std::uint64_t tickets_received() const { return tickets_received_; }
-  // How the current connection's handshake went (valid once established):
-  // resumed from the upstream's stored ticket, or full.
-  HandshakeKind handshake_kind() const { return handshake_kind_; }
   // The ClientHello was built while the TCP connect was under way and waits
   // in mbedTLS's output buffer for the connect to complete (see dial()).
   bool client_hello_waiting() const { return bio_.hold_output != 0; }
