@@ -65,8 +65,9 @@ class Daemon {
     std::string message;
     std::vector<std::string> needs_restart;  // settings left as they were
   };
-  // Re-reads config().source and applies it in place. `trigger` names the
-  // caller in the log ("SIGHUP", "nxdns reload").
+  // Re-reads the configuration it was started from (Config::source) and
+  // applies it in place. `trigger` names the caller in the log ("SIGHUP",
+  // "nxdns reload").
   ReloadResult reload(const char* trigger);
   // `nxdns run --log-level` wins over log.level, also after a reload.
   void keep_log_level(log::Level l) { log_level_override_ = l; }
@@ -74,23 +75,10 @@ class Daemon {
   event_base* base() const { return base_.get(); }
   loop::Scheduler& scheduler() { return *sched_; }
   upstream::Pool& pool() { return *pool_; }
-  query::Engine& engine() { return *engine_; }
-  // nullptr when cache.enabled is false.
-  cache::CachingPool* cache() { return cache_.get(); }
-  // nullptr unless the cache is enabled and cache.persist_file is set.
-  const cache::CachePersistence* persistence() const { return persist_.get(); }
-  const server::ListenerState& listener_state() const { return listener_state_; }
-  const diag::Diagnostics& diagnostics() const { return *diag_; }
   // nullptr when http.enabled is false.
   const web::HttpServer* http() const { return http_.get(); }
   std::vector<net::Endpoint> udp_endpoints() const;
   std::vector<net::Endpoint> tcp_endpoints() const;
-  loop::TimePoint started_at() const { return started_at_; }
-  const config::Config& config() const { return cfg_; }
-  // The LAN groups the route table sends zones to.
-  const query::LanForwarders& lan() const { return *lan_; }
-  // Which router serves the LAN's names and how it was chosen (log, status).
-  const std::string& home_router_text() const { return home_router_text_; }
   web::LocalNamesStatus local_names_status() const;
   const BlockingService& blocking() const { return *blocking_; }
 

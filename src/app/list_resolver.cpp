@@ -7,12 +7,12 @@
 #include <memory>
 
 #include "dns/wire.hpp"
+#include "net/uri_chars.hpp"
 
 namespace nxdns::app {
 
 namespace {
 constexpr std::uint16_t qtype_a = 1, qtype_aaaa = 28;
-constexpr std::uint16_t https_port = 443;
 }  // namespace
 
 std::vector<net::Endpoint> answer_addresses(dns::ByteView reply, std::uint16_t qtype) {
@@ -31,7 +31,7 @@ std::vector<net::Endpoint> answer_addresses(dns::ByteView reply, std::uint16_t q
     if (qtype == qtype_a && rr.rdlength == 4) {
       sockaddr_in sin{};
       sin.sin_family = AF_INET;
-      sin.sin_port = htons(https_port);
+      sin.sin_port = htons(net::https_default_port);
       std::memcpy(&sin.sin_addr, reply.data() + rr.rdata, 4);
       net::Endpoint e;
       std::memcpy(&e.addr, &sin, sizeof sin);
@@ -40,7 +40,7 @@ std::vector<net::Endpoint> answer_addresses(dns::ByteView reply, std::uint16_t q
     } else if (qtype == qtype_aaaa && rr.rdlength == 16) {
       sockaddr_in6 sin6{};
       sin6.sin6_family = AF_INET6;
-      sin6.sin6_port = htons(https_port);
+      sin6.sin6_port = htons(net::https_default_port);
       std::memcpy(&sin6.sin6_addr, reply.data() + rr.rdata, 16);
       net::Endpoint e;
       std::memcpy(&e.addr, &sin6, sizeof sin6);
@@ -69,7 +69,7 @@ void answered(query::Engine& engine, const dns::Bytes& name, std::uint16_t qtype
 }
 
 void ask(query::Engine& engine, const dns::Bytes& name, std::uint16_t qtype, Done done) {
-  const dns::Bytes q = dns::make_query(0, name, qtype, 1232);
+  const dns::Bytes q = dns::make_query(0, name, qtype, dns::max_udp_limit);
   // As a TCP client: the engine never truncates the answer.
   auto res = engine.submit(q, query::Protocol::tcp, [&engine, name, qtype, done](dns::Bytes&& reply) {
     answered(engine, name, qtype, done, reply);
@@ -86,7 +86,7 @@ void ask(query::Engine& engine, const dns::Bytes& name, std::uint16_t qtype, Don
 block::ListResolver engine_resolver(query::Engine& engine) {
   return [&engine](const std::string& host, std::function<void(std::vector<net::Endpoint>)> done) {
     // An address literal needs no DNS.
-    if (auto literal = net::make_endpoint(host, https_port)) {
+    if (auto literal = net::make_endpoint(host, net::https_default_port)) {
       done({*literal});
       return;
     }

@@ -15,7 +15,7 @@ namespace nxdns::app {
 block::ListResolver engine_resolver(query::Engine& engine);
 
 // The A or AAAA records (as `qtype`) of an answer's answer section, port
-// 443. Empty for anything but a NOERROR answer.
+// net::https_default_port. Empty for anything but a NOERROR answer.
 std::vector<net::Endpoint> answer_addresses(dns::ByteView reply, std::uint16_t qtype);
 
 }  // namespace nxdns::app

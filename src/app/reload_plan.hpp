@@ -48,9 +48,6 @@ struct ReloadPlan {
   // ("http.listen"); the reload applies everything else and says these
   // need a restart.
   std::vector<std::string> needs_restart;
-
-  bool upstreams_changed() const { return !drain.empty() || !start.empty(); }
-  bool listeners_changed() const { return !close_listen.empty() || !open_listen.empty(); }
 };
 
 ReloadPlan plan_reload(const config::Config& running, const config::Config& next);

@@ -13,10 +13,6 @@ namespace nxdns::block {
 
 namespace {
 
-constexpr std::uint16_t https_port = 443;
-
-
-
 std::optional<ListUrl> fail(std::string* why, const char* text) {
   if (why) *why = text;
   return std::nullopt;
@@ -65,7 +61,7 @@ std::optional<ListUrl> parse_list_url(std::string_view url, std::string* why) {
     if (!p) return fail(why, "the port is not a decimal number from 1 to 65535");
     out.port = *p;
   } else {
-    out.port = https_port;
+    out.port = net::https_default_port;
   }
   if (hp->host.empty()) return fail(why, "the URL has no host");
   if (net::is_ip_literal(hp->host)) {
@@ -90,7 +86,7 @@ std::optional<ListUrl> parse_list_url(std::string_view url, std::string* why) {
 std::string host_label(const ListUrl& u) {
   std::string out = "https://";
   out += u.host.find(':') != std::string::npos ? "[" + u.host + "]" : u.host;
-  if (u.port != https_port) out += ":" + std::to_string(u.port);
+  if (u.port != net::https_default_port) out += ":" + std::to_string(u.port);
   return out;
 }
 

@@ -14,12 +14,14 @@
 #include <string>
 #include <string_view>
 
+#include "net/uri_chars.hpp"
+
 namespace nxdns::block {
 
 struct ListUrl {
   std::string host;       // lowercase; an IPv6 literal without brackets
   bool host_is_ip = false;
-  std::uint16_t port = 443;
+  std::uint16_t port = net::https_default_port;
   std::string target;     // path and query as written, starting with '/'
 };
 

@@ -71,7 +71,6 @@ class AnswerStore {
   std::size_t bytes() const { return bytes_ + index_.bucket_count() * sizeof(void*); }
   std::size_t max_bytes() const { return max_bytes_; }
   std::uint64_t evictions() const { return evictions_; }
-  Eviction policy() const { return policy_; }
   // Entries stored plus entries removed (evicted, expired, flushed), ever:
   // how far a saved copy (cache/persistence.hpp) may be behind the store.
   std::uint64_t changes() const { return changes_; }

@@ -52,6 +52,7 @@
 #include "cache/answer_ttl.hpp"
 #include "cache/key.hpp"
 #include "cache/policy.hpp"
+#include "upstream/budgets.hpp"
 #include "upstream/pool.hpp"
 
 namespace nxdns::cache {
@@ -75,12 +76,12 @@ struct CacheOptions {
   loop::Duration stale_recheck = std::chrono::seconds(30);
   bool prefetch = true;
   std::uint32_t prefetch_percent = 10;
-  // Clients joining one flight besides the first. Equal to the pool's per-entry in-flight cap:
-  // a full flight and the next one cover everything a listener admits.
-  std::size_t max_joiners = 64;
+  // Clients joining one flight besides the first: bounds the replies one
+  // answer fans out to. As many as one upstream runs exchanges at once.
+  std::size_t max_joiners = upstream::max_in_flight_per_entry;
   // How long a flight may run before it is cancelled (the engine's total
   // budget: no client waits longer anyway).
-  loop::Duration exchange_budget = std::chrono::milliseconds(5000);
+  loop::Duration exchange_budget = upstream::default_total_budget;
   Eviction eviction = Eviction::sieve;
 };
 

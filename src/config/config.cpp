@@ -126,14 +126,13 @@ Config Loader::run(const std::string& text) {
     if (const Entry* e = find(m, "listen")) {
       read_listen(r_, e->value, cfg, marks_);
     } else {
-      cfg.listen = {*net::parse_endpoint("0.0.0.0:53", std::nullopt, nullptr),
-                    *net::parse_endpoint("[::]:53", std::nullopt, nullptr)};
+      cfg.listen = {*net::make_endpoint("0.0.0.0", kDefaultDnsPort), *net::make_endpoint("::", kDefaultDnsPort)};
     }
     const Entry* ups = find(m, "upstreams");
     if (!ups) fail("upstreams", root.Mark(), "required key missing: list at least one upstream");
     read_upstreams(r_, ups->value, cfg);
     if (const Entry* e = find(m, "budgets")) read_budgets(r_, e->value, cfg);
-    cfg.http.listen = *net::parse_endpoint("127.0.0.1:8053", std::nullopt, nullptr);
+    cfg.http.listen = *net::make_endpoint("127.0.0.1", kDefaultHttpPort);
     if (const Entry* e = find(m, "http")) read_http(r_, e->value, cfg, marks_);
     check_http_vs_dns(r_, cfg, marks_);
     if (const Entry* e = find(m, "cache")) read_cache(r_, e->value, cfg);

@@ -15,6 +15,7 @@
 #include "route/local_records.hpp"
 #include "server/access_control.hpp"
 #include "server/client_limits.hpp"
+#include "upstream/budgets.hpp"
 
 namespace nxdns::config {
 
@@ -46,8 +47,8 @@ struct Upstream {
 };
 
 struct Budgets {
-  std::chrono::milliseconds attempt{2000};
-  std::chrono::milliseconds total{5000};
+  std::chrono::milliseconds attempt = upstream::default_attempt_budget;
+  std::chrono::milliseconds total = upstream::default_total_budget;
 };
 
 struct Http {

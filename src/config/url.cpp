@@ -9,7 +9,6 @@ namespace nxdns::config::detail {
 namespace {
 
 constexpr std::uint16_t kDotPort = 853;  // RFC 7858 section 3.1
-constexpr std::uint16_t kDohPort = 443;
 
 bool is_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
 
@@ -86,7 +85,7 @@ std::optional<ParsedUrl> parse_upstream_url(std::string_view url, std::string* w
     out.port = kDotPort;
   } else if (scheme == "https") {
     out.protocol = Protocol::doh;
-    out.port = kDohPort;
+    out.port = net::https_default_port;
   } else if (scheme == "http") {
     fail(why, "plain http:// is not supported; use https://");
     return std::nullopt;

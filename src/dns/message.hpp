@@ -252,10 +252,15 @@ std::optional<Rcode> local_answer(const Query& q);
 
 // --- EDNS for the encrypted upstream transports (DoT, DoH) ---
 
+// The block a query to an encrypted upstream (DoT, DoH) is padded to a
+// multiple of: RFC 8467 §4.1 recommends 128 octets for queries, so that their
+// size says little about the name asked.
+inline constexpr std::size_t encrypted_query_pad_block = 128;
+
 struct UpstreamQueryOptions {
-  // Pad the whole message to a multiple of this (RFC 7830 Padding option;
-  // RFC 8467 §4.1 recommends 128 for queries). 0 = no padding.
-  std::size_t pad_block = 128;
+  // Pad the whole message to a multiple of this (RFC 7830 Padding option).
+  // 0 = no padding.
+  std::size_t pad_block = encrypted_query_pad_block;
   // Add an empty edns-tcp-keepalive option (RFC 7828 §3.2.1: clients send
   // it with no data). For DoT sessions.
   bool tcp_keepalive = false;

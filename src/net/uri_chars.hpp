@@ -1,9 +1,13 @@
 #pragma once
-// The characters a URL may carry as they are, for the URLs nxdns hands to
-// libcurl (DoH upstreams, blocklists).
+// The characters a URL may carry as they are, and the port it names by
+// default, for the URLs nxdns hands to libcurl (DoH upstreams, blocklists).
+#include <cstdint>
 #include <string_view>
 
 namespace nxdns::net {
+
+// The port of an https:// URL that names none (RFC 9110 §4.2.2).
+inline constexpr std::uint16_t https_default_port = 443;
 
 // RFC 3986 §3.3-§3.4: path = *( "/" / pchar ), query = *( pchar / "/" /
 // "?" ), pchar = unreserved / pct-encoded / sub-delims / ":" / "@". With

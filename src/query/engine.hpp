@@ -18,6 +18,7 @@
 #include "route/blocking_groups.hpp"
 #include "route/route_decision.hpp"
 #include "route/route_table.hpp"
+#include "upstream/budgets.hpp"
 #include "upstream/pool.hpp"
 
 namespace nxdns::query {
@@ -26,7 +27,7 @@ enum class Protocol : std::uint8_t { udp = 0, tcp = 1 };
 const char* describe(Protocol p);
 
 struct EngineOptions {
-  loop::Duration total_budget = std::chrono::milliseconds(5000);
+  loop::Duration total_budget = upstream::default_total_budget;
 };
 
 // Replies are counted by their full 12-bit rcode (RFC 6891 §6.1.3: header

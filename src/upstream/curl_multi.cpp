@@ -173,8 +173,6 @@ void CurlMulti::reap() {
   }
 }
 
-bool CurlMulti::timer_armed() const { return timer_ && evtimer_pending(timer_.get(), nullptr); }
-
 void CurlMulti::action(curl_socket_t s, int ev_bitmask) {
   int running = 0;
   ++actions_;

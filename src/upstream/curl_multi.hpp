@@ -127,9 +127,7 @@ class CurlMulti {
   // new handle's is 0); one still not started by action N+1 is one curl
   // holds back.
   std::uint64_t actions() const { return actions_; }
-  std::size_t watched_sockets() const { return watches_.size(); }
   std::size_t host_count() const { return hosts_.size(); }
-  bool timer_armed() const;
   event_base* base() const { return base_; }
 
  private:

@@ -19,13 +19,6 @@ namespace nxdns::upstream {
 
 namespace {
 
-// RFC 8467 §4.1: pad queries to a multiple of 128 octets so that their size
-// says little about the name asked.
-constexpr std::size_t query_pad_block = 128;
-// The same failure repeated within this window logs at debug: one warn per
-// distinct problem, not one per exchange of a burst.
-constexpr auto warn_repeat_window = std::chrono::seconds(60);
-
 bool is_dial_failure(Cause c) {
   return c == Cause::connect_failed || c == Cause::handshake_failed || c == Cause::certificate ||
          c == Cause::certificate_clock_behind;
@@ -292,7 +285,7 @@ Transport::ExchangeId DohTransport::start(dns::ByteView query, Completion done) 
   ex.done = std::move(done);
   ex.client_id = dns::get_id(query);
   dns::UpstreamQueryOptions qo;
-  qo.pad_block = query_pad_block;
+  qo.pad_block = dns::encrypted_query_pad_block;
   qo.tcp_keepalive = false;
   qo.id = 0;  // RFC 8484 §4.1
   ex.wire = dns::prepare_upstream_query(query, qo);
@@ -553,13 +546,10 @@ void DohTransport::report_failure(const ExchangeResult& r) {
     log::debug("doh ", opts_.label, ": exchange failed (", line, ")");
     return;
   }
-  const auto now = sched_.now();
-  if (line == last_warn_ && now - last_warn_at_ < warn_repeat_window) {
+  if (!dial_warnings_.first_in_window(line, sched_.now())) {
     log::debug("doh ", opts_.label, ": connection failed again: ", line);
     return;
   }
-  last_warn_ = line;
-  last_warn_at_ = now;
   log::warn("doh ", opts_.label, ": connection failed: ", line);
 }
 

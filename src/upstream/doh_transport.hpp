@@ -9,8 +9,8 @@
 //   no padding> when the upstream's method is "get" (RFC 8484 §4.1).
 //   Accept: application/dns-message either way.
 // - DNS ID 0 on the wire (§4.1: cache friendly; HTTP matches the answer to
-//   the request), the client's ID restored in the reply. Queries padded to
-//   a multiple of 128 octets (RFC 8467 §4.1), as for DoT; no
+//   the request), the client's ID restored in the reply. Queries padded as
+//   for DoT (dns::encrypted_query_pad_block, RFC 8467 §4.1); no
 //   edns-tcp-keepalive (connection lifetime is HTTP's business).
 // - An answer is accepted only with a 2xx status, Content-Type
 //   application/dns-message, at most 65535 octets (the transfer is cut as
@@ -73,8 +73,10 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "log/repeat_limiter.hpp"
 #include "loop/scheduler.hpp"
 #include "net/endpoint.hpp"
+#include "upstream/budgets.hpp"
 #include "upstream/curl_handles.hpp"
 #include "upstream/doh_capacity.hpp"
 #include "upstream/curl_multi.hpp"
@@ -91,7 +93,7 @@ struct DohTransportOptions {
   std::string label;      // redacted URL, for logs
   bool use_get = false;   // config `method: get`
   // TCP connect + TLS handshake of a new connection.
-  std::chrono::milliseconds dial_timeout{5000};
+  std::chrono::milliseconds dial_timeout = default_dial_timeout;
   // A backstop only: the pool's attempt budget cancels long before.
   std::chrono::milliseconds transfer_timeout{30000};
 };
@@ -134,9 +136,6 @@ class DohTransport final : public Transport {
   std::uint32_t peak_open_connections() const { return host_->peak_open_sockets; }
   // Connections curl opened to this host (sockets, failed dials included).
   std::uint64_t connections_opened() const { return host_->sockets_opened; }
-  // Exchanges curl has started on a connection and not finished; the rest
-  // of live_exchanges() wait inside curl (should stay 0 with the pool's cap).
-  std::size_t running_exchanges() const { return running_; }
   std::size_t stream_limit() const { return stream_limit_; }
   const CurlMulti& multi() const { return *multi_; }
   const DohTransportOptions& options() const { return opts_; }
@@ -186,8 +185,7 @@ class DohTransport final : public Transport {
   std::string tls_version_;
   std::string http_version_;
 
-  std::string last_warn_;
-  loop::TimePoint last_warn_at_{};
+  log::RepeatLimiter dial_warnings_;
 };
 
 }  // namespace nxdns::upstream

@@ -16,9 +16,9 @@ namespace nxdns::upstream {
 
 // RFC 8484 §6: the media type of a DNS message, request and response.
 inline constexpr std::string_view doh_media_type = "application/dns-message";
-// RFC 8484 §6 bounds a DNS message at 65535 octets (the DNS wire limit);
-// a larger body cannot be an answer, so its transfer is cut short.
-inline constexpr std::size_t doh_max_response = 65535;
+// RFC 8484 §6 bounds a DNS message at the DNS wire limit; a larger body
+// cannot be an answer, so its transfer is cut short.
+inline constexpr std::size_t doh_max_response = dns::max_stream_message;
 
 // base64url (RFC 4648 §5) without '=' padding, as the GET "dns" parameter
 // wants it (RFC 8484 §4.1: "padding characters ... MUST NOT be included").

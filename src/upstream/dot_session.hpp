@@ -24,6 +24,7 @@
 #include "loop/event_handles.hpp"
 #include "loop/scheduler.hpp"
 #include "net/endpoint.hpp"
+#include "upstream/budgets.hpp"
 #include "upstream/handshake_pacer.hpp"
 #include "upstream/pipelining_detector.hpp"
 #include "upstream/tls_bio.hpp"
@@ -41,11 +42,15 @@ enum class SessionState : std::uint8_t {
 };
 const char* describe(SessionState s);
 
+// How long a session may sit idle before we close it, when the server
+// advertised no edns-tcp-keepalive timeout (RFC 7828) to go by.
+inline constexpr std::chrono::milliseconds default_session_idle_timeout{30000};
+
 struct DotSessionParams {
   net::Endpoint address;
   std::string tls_name;  // SNI and the name the certificate must carry
-  std::chrono::milliseconds dial_timeout{5000};   // connect + handshake
-  std::chrono::milliseconds idle_timeout{30000};  // when the server advertises no keepalive
+  std::chrono::milliseconds dial_timeout = default_dial_timeout;  // connect + handshake
+  std::chrono::milliseconds idle_timeout = default_session_idle_timeout;
   // Shared by the upstream's sessions: their expensive handshake steps (the
   // ClientHello's key share, the server flight's key agreement and
   // certificate checks) take one loop turn each (handshake_pacer.hpp).
@@ -130,9 +135,6 @@ class DotSession final : private HandshakePacer::Stepper {
   std::uint64_t responses() const { return responses_; }
   // TLS 1.3 NewSessionTickets seen over this slot's lifetime (3.x only).
   std::uint64_t tickets_received() const { return tickets_received_; }
-  // How the current connection's handshake went (valid once established):
-  // resumed from the upstream's stored ticket, or full.
-  HandshakeKind handshake_kind() const { return handshake_kind_; }
   // The ClientHello was built while the TCP connect was under way and waits
   // in mbedTLS's output buffer for the connect to complete (see dial()).
   bool client_hello_waiting() const { return bio_.hold_output != 0; }

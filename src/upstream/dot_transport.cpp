@@ -11,17 +11,6 @@
 
 namespace nxdns::upstream {
 
-namespace {
-
-// RFC 8467 §4.1: pad queries to a multiple of 128 octets so that their size
-// says little about the name asked.
-constexpr std::size_t query_pad_block = 128;
-// The same dial failure repeated within this window logs at debug: one warn
-// per distinct problem, not one per slot of a burst.
-constexpr auto warn_repeat_window = std::chrono::seconds(60);
-
-}  // namespace
-
 std::unique_ptr<DotTransport> DotTransport::create(event_base* base, loop::Scheduler& sched,
                                                    const DotTransportOptions& opts, std::string* error) {
   std::string why;
@@ -186,7 +175,7 @@ std::optional<std::uint16_t> DotTransport::enqueue_copy(ExchangeId id, Exchange&
     return std::nullopt;
   }
   dns::UpstreamQueryOptions qo;
-  qo.pad_block = query_pad_block;
+  qo.pad_block = dns::encrypted_query_pad_block;
   qo.tcp_keepalive = true;  // RFC 7828 §3.2.1: ask the server how long it keeps idle sessions
   qo.id = *wire_id;
   std::optional<dns::StreamMessage> wire = dns::StreamMessage::from(dns::prepare_upstream_query(ex.query, qo));
@@ -367,13 +356,10 @@ void DotTransport::on_session_closed(DotSession& s, SessionEnd&& end) { settle(s
 
 void DotTransport::report_dial_failure(const SessionEnd& end) {
   const std::string line = log::cat(describe(end.cause), ": ", end.detail);
-  const auto now = sched_.now();
-  if (line == last_warn_ && now - last_warn_at_ < warn_repeat_window) {
+  if (!dial_warnings_.first_in_window(line, sched_.now())) {
     log::debug("dot ", opts_.label, ": dial failed again: ", line);
     return;
   }
-  last_warn_ = line;
-  last_warn_at_ = now;
   log::warn("dot ", opts_.label, ": dial failed: ", line);
 }
 

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "log/repeat_limiter.hpp"
 #include "loop/scheduler.hpp"
 #include "net/endpoint.hpp"
 #include "upstream/dot_placement.hpp"
@@ -40,8 +41,8 @@ struct DotTransportOptions {
   // How many of the slots may hold a session (1..slots_per_entry). The daemon
   // uses all of them; `nxdns check` probes with 1.
   std::size_t max_sessions = slots_per_entry;
-  std::chrono::milliseconds dial_timeout{5000};   // TCP connect + TLS handshake
-  std::chrono::milliseconds idle_timeout{30000};  // without a server keepalive
+  std::chrono::milliseconds dial_timeout = default_dial_timeout;  // TCP connect + TLS handshake
+  std::chrono::milliseconds idle_timeout = default_session_idle_timeout;
 };
 
 // An upstream that asked a connection to close (edns-tcp-keepalive 0, RFC
@@ -226,8 +227,7 @@ class DotTransport final : public Transport, private DotSession::Listener {
   std::size_t sweep_slot_ = 0;
   std::uint64_t sweep_dial_ = 0;
 
-  std::string last_warn_;
-  loop::TimePoint last_warn_at_{};
+  log::RepeatLimiter dial_warnings_;
 };
 
 }  // namespace nxdns::upstream

@@ -62,11 +62,9 @@ class Health {
   void forget_failures();
 
   HealthState state(loop::TimePoint now) const;
-  bool in_backoff(loop::TimePoint now) const { return state(now) == HealthState::backoff; }
   loop::TimePoint backoff_until() const { return backoff_until_; }
   std::uint32_t consecutive_failures() const { return consecutive_failures_; }
   std::uint64_t backoffs_total() const { return backoffs_total_; }
-  bool probe_in_flight() const { return probe_ != 0; }
 
  private:
   void back_off(loop::TimePoint now);

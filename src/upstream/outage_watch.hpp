@@ -45,7 +45,6 @@ class OutageWatch {
   // no life since then may be on the dead path. Meaningful while failures
   // are counted (always while seen()).
   loop::TimePoint since() const { return since_; }
-  unsigned failures() const { return failures_; }
 
  private:
   unsigned failures_ = 0;

@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "loop/scheduler.hpp"
+#include "upstream/budgets.hpp"
 #include "upstream/health.hpp"
 #include "upstream/latency_histogram.hpp"
 #include "upstream/transport.hpp"
@@ -73,7 +74,7 @@ struct AttemptReport {
 };
 
 struct PoolOptions {
-  loop::Duration attempt_budget = std::chrono::milliseconds(2000);
+  loop::Duration attempt_budget = default_attempt_budget;
   HealthPolicy health;
   std::function<void(const AttemptReport&)> on_attempt;
 };

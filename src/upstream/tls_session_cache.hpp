@@ -83,9 +83,6 @@ class TlsSessionCache {
   // must not be offered it again (the redial then is a plain full handshake).
   void forget();
 
-  bool holds_ticket() const { return facts_.has_value(); }
-  const std::optional<TicketFacts>& facts() const { return facts_; }
-
  private:
   void release();
 

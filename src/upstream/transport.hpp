@@ -17,10 +17,11 @@
 namespace nxdns::upstream {
 
 // Compiled, not configurable (sized against the field defect, README.md):
-// a DoT entry keeps up to 8 TLS sessions open; a DoH entry lets curl open up
-// to 8 connections. Listeners admit 64 UDP queries + 64 TCP connections per
-// address family, so one entry admits up to 64 exchanges at once (pipelined
-// over its sessions); further callers queue in the entry's exact FIFO.
+// a DoT entry keeps up to slots_per_entry TLS sessions open; a DoH entry
+// lets curl open up to as many connections. One entry runs up to
+// max_in_flight_per_entry exchanges at once (pipelined over its sessions, or
+// as HTTP/2 streams); further callers, however many the listeners admit
+// (server/limits.hpp), queue in the entry's exact FIFO under their budget.
 inline constexpr std::size_t slots_per_entry = 8;
 inline constexpr std::size_t max_in_flight_per_entry = 64;
 

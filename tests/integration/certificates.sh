@@ -11,11 +11,7 @@
 # (Verification cannot be switched off: tls_config.cpp sets
 # MBEDTLS_SSL_VERIFY_REQUIRED unconditionally; there is no option for it.)
 source "$(dirname "$0")/lib.sh"
-T=1
-if emulated; then
-  T=4
-  echo "NOTE: emulated run (qemu): time limits x$T"
-fi
+emulation_factor "time limits"
 
 ADDR=$(pick_loopback)
 PORT=5300

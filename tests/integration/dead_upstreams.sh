@@ -23,11 +23,7 @@
 #   - an upstream that closes every connection after one answer: 30-name
 #     bursts (warm and cold) get zero SERVFAIL.
 source "$(dirname "$0")/lib.sh"
-T=1
-if emulated; then
-  T=4
-  echo "NOTE: emulated run (qemu): time limits x$T (budget upper bounds: +200 ms, still below the next budget step)"
-fi
+emulation_factor "time limits" " (budget upper bounds: +200 ms, still below the next budget step)"
 # A SERVFAIL "at the 1500 ms budget" arrives by this much later at most:
 # loopback takes a millisecond, but this runs on shared VMs that stall a
 # process for a few hundred ms now and then (a 410 ms stall was seen once).

@@ -23,11 +23,7 @@ source "$(dirname "$0")/lib.sh"
 # Under emulation (NXDNS_EMULATED=1, qemu) the daemon and fixtures run much
 # slower: time limits are multiplied by T and RSS bounds are reported, not
 # enforced (the process is qemu, whose translation cache grows with use).
-T=1
-if emulated; then
-  T=4
-  echo "NOTE: emulated run (qemu): time limits x$T, RSS bounds not enforced"
-fi
+emulation_factor "time limits" ", RSS bounds not enforced"
 # An AddressSanitizer build keeps freed memory in quarantine: RSS grows by
 # design there, so the bound is reported, not enforced.
 RSS_ENFORCED=1

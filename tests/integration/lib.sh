@@ -110,6 +110,20 @@ fx_exec() { local prog=$1; shift; exec ${NXDNS_EMULATOR:+$NXDNS_EMULATOR} "$FIXT
 need_fixture() { [ -x "$FIXTURES/$1" ] || skip "fixture program $1 not built in ${FIXTURES:-?}"; }
 require_program dig "Debian: apt-get install bind9-dnsutils"
 emulated() { [ "${NXDNS_EMULATED:-0}" = 1 ]; }
+# How many times longer a script's time limits and waits may be under
+# emulation: qemu-user runs the daemon and the fixtures several times slower
+# than native code. The budgets are the daemon's and stay as configured.
+EMULATION_FACTOR=4
+# emulation_factor WHAT [MORE]: sets T, the factor this script multiplies
+# its time limits and waits by (1 natively, EMULATION_FACTOR emulated), and
+# when emulated says so: "NOTE: emulated run (qemu): WHAT xT[MORE]".
+emulation_factor() {
+  T=1
+  if emulated; then
+    T=$EMULATION_FACTOR
+    echo "NOTE: emulated run (qemu): $1 x$T${2:-}"
+  fi
+}
 # An ASan/UBSan build: correct but several times slower per allocation, so
 # timing ratios and RSS bounds are reported, not enforced (scripts say so).
 sanitized() { grep -qa __asan_init "$NXDNS"; }

@@ -22,11 +22,7 @@ source "$(dirname "$0")/lib.sh"
 # Under emulation (NXDNS_EMULATED=1, qemu) the daemon and fixtures run much
 # slower: time limits are multiplied by T (the budgets themselves are the
 # daemon's, unchanged).
-T=1
-if emulated; then
-  T=4
-  echo "NOTE: emulated run (qemu): time limits x$T"
-fi
+emulation_factor "time limits"
 
 ADDR=$(pick_loopback)
 PORT=5300

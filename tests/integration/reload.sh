@@ -20,11 +20,7 @@
 source "$(dirname "$0")/lib.sh"
 require_program dig "the DNS client the checks use"
 require_program curl "reads the daemon's /metrics"
-T=1
-if emulated; then
-  T=4
-  echo "NOTE: emulated run (qemu): waits and delays x$T"
-fi
+emulation_factor "waits and delays"
 
 ADDR=$(pick_loopback)
 ADDR2=$(pick_loopback)

@@ -13,11 +13,7 @@
 # The ca_file's path, and every other key, stays the same throughout: only
 # its contents change.
 source "$(dirname "$0")/lib.sh"
-T=1
-if emulated; then
-  T=4
-  echo "NOTE: emulated run (qemu): waits x$T"
-fi
+emulation_factor "waits"
 
 ADDR=$(pick_loopback)
 PORT=5300
