@@ -92,10 +92,9 @@ void ListFetcher::next() {
   if (current_->url->host_is_ip) return start_download({current_->url->host});
   const std::uint64_t seq = ++resolve_seq_;
   resolve_timer_.arm(opts_.resolve_timeout, [this, seq] { on_resolved(seq, std::nullopt); });
-  std::weak_ptr<char> life = life_;
   // The resolver may answer inside this call; nothing follows it here.
-  resolve_(current_->url->host, [this, life, seq](std::vector<net::Endpoint> addresses) {
-    if (life.expired()) return;
+  resolve_(current_->url->host, [this, life = life_.watch(), seq](std::vector<net::Endpoint> addresses) {
+    if (!life.alive()) return;
     on_resolved(seq, std::move(addresses));
   });
 }
@@ -197,10 +196,10 @@ void ListFetcher::deliver() {
                 r.have_copy ? "; the previous copy stays in use" : "; there is no copy of it yet");
       break;
   }
-  const std::weak_ptr<char> life = life_;
+  const loop::LifeToken::Watch life = life_.watch();
   for (Done& d : job.done) {
     if (d) d(r);
-    if (life.expired()) return;
+    if (!life.alive()) return;
   }
   next();
 }

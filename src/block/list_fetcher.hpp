@@ -37,6 +37,7 @@
 #include "block/list_fetch_result.hpp"
 #include "block/list_url.hpp"
 #include "loop/clock_step.hpp"
+#include "loop/life_token.hpp"
 #include "loop/scheduler.hpp"
 #include "net/endpoint.hpp"
 
@@ -134,9 +135,9 @@ class ListFetcher {
   loop::Timer resolve_timer_;
   loop::Timer poll_;
   loop::Timer deliver_;
-  // Expires with the fetcher: a resolver answer that comes later, or a
+  // Ends with the fetcher: a resolver answer that comes later, or a
   // callback that destroyed it, ends there.
-  std::shared_ptr<char> life_ = std::make_shared<char>(0);
+  loop::LifeToken life_;
 };
 
 }  // namespace nxdns::block

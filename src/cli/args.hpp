@@ -1,6 +1,7 @@
 #pragma once
 // Command-line parsing for `nxdns <command> [options]`. Each command declares
-// its options; anything else is a usage error naming the option.
+// its options, synopsis and example in its own table (CommandSpec, beside the
+// code that reads them); anything else is a usage error naming the option.
 #include <map>
 #include <optional>
 #include <span>
@@ -10,20 +11,26 @@
 
 namespace nxdns::cli {
 
-// The command table is static data (no heap): it is read by every parse.
+struct Parsed;
+
+// The command tables are static data (no heap): they are read by every parse.
 struct OptionSpec {
   std::string_view name;   // long name without dashes, e.g. "config"
   char short_name = '\0';  // e.g. 'c'
-  bool takes_value = true;
-  std::string_view help;
+  std::string_view value;  // what the value is, e.g. "FILE"; empty: a flag
+  std::string_view help;   // one line
+  bool takes_value() const { return !value.empty(); }
 };
 
 struct CommandSpec {
   std::string_view name;
-  std::string_view summary;
+  std::string_view summary;   // one line, for the list of commands
+  std::string_view synopsis;  // "nxdns cache flush [NAME] [--http ADDR:PORT | --config FILE]"
   std::span<const OptionSpec> options;
+  std::string_view example;  // one command line per line
   // Words after the command that are not options (`nxdns cache flush NAME`).
   std::size_t max_positionals = 0;
+  int (*run)(const Parsed&) = nullptr;
 };
 
 struct Parsed {
@@ -40,11 +47,16 @@ struct Parsed {
 struct ParseResult {
   std::optional<Parsed> parsed;
   std::string error;  // usage error when !parsed
+  // The command the error is about, when the command itself was known: the
+  // error then points to its own help rather than to the list of commands.
+  const CommandSpec* command = nullptr;
 };
 
-std::span<const CommandSpec> commands();
+// In the order `nxdns help` lists them.
+std::span<const CommandSpec* const> commands();
+const CommandSpec* find_command(std::string_view name);
+// `nxdns COMMAND --help` (or -h) parses as `nxdns help COMMAND`.
 ParseResult parse(const std::vector<std::string>& argv);
-std::string usage();
 // Integer option within [lo, hi]; error names the option.
 std::optional<long> int_option(const Parsed& p, const std::string& name, long def, long lo, long hi, std::string* error);
 

@@ -8,6 +8,8 @@
 
 namespace nxdns::cli {
 
+namespace {
+
 int burst_command(const Parsed& p) {
   BurstOptions o;
   std::string error;
@@ -56,5 +58,31 @@ int burst_command(const Parsed& p) {
   }
   return v.pass ? exit_ok : exit_failure;
 }
+
+constexpr OptionSpec burst_options[] = {
+    {"server", 's', "ADDR:PORT", "the DNS server (default 127.0.0.1:53)"},
+    {"names", 'n', "N", "concurrent unique names (default 30)"},
+    {"zone", 'z', "ZONE",
+     "zone the random labels go under (default burst.test; nxdns answers test itself unless forward_special_zones "
+     "lists it)"},
+    {"timeout-ms", '\0', "MS", "per-query timeout (default 6000)"},
+    {"gate", '\0', "NAME", "judge by a named acceptance gate (a wrong NAME lists them)"},
+    {"report-only", '\0', "", "with --gate: print the gate, enforce only no SERVFAIL / no timeout"},
+    {"max-ratio", '\0', "X", "fail when wall / single exceeds this (not with --gate)"},
+    {"max-stair", '\0', "X", "fail when the staircase score exceeds this (not with --gate)"},
+    {"cold", '\0', "", "burst first, then the single query (measures a cold burst; cold gates imply it)"},
+    {"json", '\0', "", "print one JSON object instead of the timeline"}};
+}  // namespace
+
+constinit const CommandSpec burst_spec{
+    "burst",
+    "send N concurrent unique-name queries to a server and judge the timeline",
+    "nxdns burst [--server ADDR:PORT] [--names N] [--gate NAME [--report-only] | --max-ratio X --max-stair X] "
+    "[options]",
+    burst_options,
+    "nxdns burst --server 192.0.2.53:53 --names 30\n"
+    "nxdns burst --server 127.0.0.1:5300 --gate warm",
+    0,
+    burst_command};
 
 }  // namespace nxdns::cli

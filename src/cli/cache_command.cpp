@@ -14,7 +14,6 @@ namespace nxdns::cli {
 
 namespace {
 constexpr int flush_timeout_ms = 3000;
-}
 
 int cache_command(const Parsed& p) {
   if (p.positionals.empty() || p.positionals[0] != "flush") {
@@ -37,5 +36,18 @@ int cache_command(const Parsed& p) {
   if (!r->body.empty() && r->body.back() != '\n') std::fputc('\n', r->status == 200 ? stdout : stderr);
   return r->status == 200 ? exit_ok : exit_failure;
 }
+
+constexpr OptionSpec cache_options[] = {surface_http_option, surface_config_option};
+}  // namespace
+
+constinit const CommandSpec cache_spec{
+    "cache",
+    "cache flush [NAME]: empty the running daemon's cache, or every entry under NAME",
+    "nxdns cache flush [NAME] [--http ADDR:PORT | --config FILE]",
+    cache_options,
+    "nxdns cache flush\n"
+    "nxdns cache flush www.example.com -c /etc/nxdns/nxdns.yaml",
+    2,
+    cache_command};
 
 }  // namespace nxdns::cli

@@ -168,8 +168,6 @@ void print_table(const std::vector<Row>& rows) {
   }
 }
 
-}  // namespace
-
 int check_command(const Parsed& p) {
   if (!p.has("config")) {
     std::fprintf(stderr, "nxdns check: --config FILE is required\n");
@@ -219,5 +217,18 @@ int check_command(const Parsed& p) {
   std::printf("%zu of %zu enabled upstream(s) answered\n", enabled - failed, enabled);
   return failed == 0 ? exit_ok : exit_failure;
 }
+
+constexpr OptionSpec check_options[] = {{"config", 'c', "FILE", "configuration file (YAML)"},
+                                        {"offline", '\0', "", "validate only; no network"}};
+}  // namespace
+
+constinit const CommandSpec check_spec{"check",
+                                       "validate the configuration, then probe each enabled upstream once",
+                                       "nxdns check --config FILE [--offline]",
+                                       check_options,
+                                       "nxdns check -c /etc/nxdns/nxdns.yaml\n"
+                                       "nxdns check --offline -c ./nxdns.yaml",
+                                       0,
+                                       check_command};
 
 }  // namespace nxdns::cli

@@ -10,6 +10,13 @@
 
 namespace nxdns::cli {
 
+// The options daemon_surface() reads, for the tables of the commands that
+// call it.
+inline constexpr OptionSpec surface_http_option{
+    "http", '\0', "ADDR:PORT",
+    "the daemon's HTTP surface (default: http.listen of --config, else 127.0.0.1:8053)"};
+inline constexpr OptionSpec surface_config_option{"config", 'c', "FILE", "configuration file to read http.listen from"};
+
 // nullopt after printing "nxdns COMMAND: why" to stderr; *exit_code is then
 // what the command should return.
 std::optional<net::Endpoint> daemon_surface(const Parsed& p, const char* command, int* exit_code);

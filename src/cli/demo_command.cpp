@@ -116,8 +116,6 @@ bool print_burst(const char* title, const BurstReport& r, const BurstGate& gate,
   return v.pass;
 }
 
-}  // namespace
-
 int demo_command(const Parsed& p) {
   std::string error;
   auto rtt = int_option(p, "rtt-ms", 40, 0, 1000, &error);
@@ -236,5 +234,18 @@ int demo_command(const Parsed& p) {
   std::printf("demo %s\n", ok && rc == 0 ? "PASSED" : "FAILED");
   return ok && rc == 0 ? exit_ok : exit_failure;
 }
+
+constexpr OptionSpec demo_options[] = {{"rtt-ms", '\0', "MS", "simulated round trip to the upstream (default 40)"},
+                                       {"names", 'n', "N", "names per burst (default 30)"}};
+}  // namespace
+
+constinit const CommandSpec demo_spec{
+    "demo",
+    "run the embedded demo on loopback: fixture upstream, daemon, cold and warm bursts",
+    "nxdns demo [--rtt-ms MS] [--names N]",
+    demo_options,
+    "nxdns demo --rtt-ms 80",
+    0,
+    demo_command};
 
 }  // namespace nxdns::cli

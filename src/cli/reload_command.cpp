@@ -41,8 +41,6 @@ int signal_reload(const std::string& pid_text) {
   return exit_ok;
 }
 
-}  // namespace
-
 int reload_command(const Parsed& p) {
   if (p.has("pid")) return signal_reload(p.get("pid"));
   int code = exit_failure;
@@ -63,5 +61,19 @@ int reload_command(const Parsed& p) {
   if (!r->body.empty() && r->body.back() != '\n') std::fputc('\n', out);
   return ok ? exit_ok : exit_failure;
 }
+
+constexpr OptionSpec reload_options[] = {
+    surface_http_option, surface_config_option,
+    {"pid", '\0', "PID", "send SIGHUP to this process instead (no answer: the result is in its log)"}};
+}  // namespace
+
+constinit const CommandSpec reload_spec{
+    "reload",
+    "make the running daemon re-read and apply its configuration file; prints what applied or why not",
+    "nxdns reload [--http ADDR:PORT | --config FILE | --pid PID]",
+    reload_options,
+    "nxdns reload -c /etc/nxdns/nxdns.yaml",
+    0,
+    reload_command};
 
 }  // namespace nxdns::cli

@@ -15,7 +15,6 @@ std::optional<log::Level> parse_level(const std::string& s) {
   if (s == "error") return log::Level::error;
   return std::nullopt;
 }
-}  // namespace
 
 int run_command(const Parsed& p) {
   if (!p.has("config")) {
@@ -49,5 +48,17 @@ int run_command(const Parsed& p) {
   if (override_level) daemon->keep_log_level(*override_level);
   return daemon->run();
 }
+
+constexpr OptionSpec run_options[] = {{"config", 'c', "FILE", "configuration file (YAML)"},
+                                      {"log-level", 'l', "LEVEL", "override log.level: debug, info, warn or error"}};
+}  // namespace
+
+constinit const CommandSpec run_spec{"run",
+                                     "serve DNS with the given configuration",
+                                     "nxdns run --config FILE [--log-level LEVEL]",
+                                     run_options,
+                                     "nxdns run -c /etc/nxdns/nxdns.yaml",
+                                     0,
+                                     run_command};
 
 }  // namespace nxdns::cli

@@ -12,7 +12,9 @@
 
 namespace nxdns::cli {
 
-int version_command() {
+namespace {
+
+int version_command(const Parsed&) {
   char mbed[32] = {};
   mbedtls_version_get_string(mbed);
   // The daemon opens libcurl only for DoH upstreams; this command opens it
@@ -29,5 +31,10 @@ int version_command() {
               event_get_version(), MHD_get_version());
   return exit_ok;
 }
+
+}  // namespace
+
+constinit const CommandSpec version_spec{"version", "print the version and library versions", "nxdns version", {},
+                                         "nxdns version", 0, version_command};
 
 }  // namespace nxdns::cli

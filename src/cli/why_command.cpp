@@ -14,7 +14,6 @@ namespace nxdns::cli {
 
 namespace {
 constexpr int why_timeout_ms = 3000;
-}
 
 int why_command(const Parsed& p) {
   if (p.positionals.size() != 1) {
@@ -40,5 +39,22 @@ int why_command(const Parsed& p) {
   if (!r->body.empty() && r->body.back() != '\n') std::fputc('\n', out);
   return r->status == 200 ? exit_ok : (r->status == 400 ? exit_usage : exit_failure);
 }
+
+constexpr OptionSpec why_options[] = {{"type", 't', "TYPE", "query type to ask about (default A)"},
+                                      {"client", '\0', "IP", "the client's IP address (access control; blocking groups)"},
+                                      {"json", '\0', "", "print the daemon's JSON answer"},
+                                      surface_http_option,
+                                      surface_config_option};
+}  // namespace
+
+constinit const CommandSpec why_spec{
+    "why",
+    "why NAME: how the running daemon routes NAME (local record, zone, LAN server or upstream) and why",
+    "nxdns why NAME [--type TYPE] [--client IP] [--json] [--http ADDR:PORT | --config FILE]",
+    why_options,
+    "nxdns why printer.home.arpa\n"
+    "nxdns why www.example.com --type AAAA --client 192.168.1.20",
+    1,
+    why_command};
 
 }  // namespace nxdns::cli

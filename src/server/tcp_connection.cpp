@@ -29,7 +29,6 @@ TcpConnection::TcpConnection(event_base* base, loop::Scheduler& sched, loop::Uni
   bev_.reset(bufferevent_socket_new(base, fd.get(), BEV_OPT_CLOSE_ON_FREE));
   if (!bev_) return;  // fd closes with `fd`
   fd.release();
-  alive_ = std::make_shared<TcpConnection*>(this);
   bufferevent_setcb(
       bev_.get(), [](bufferevent*, void* a) { static_cast<TcpConnection*>(a)->on_read(); },
       [](bufferevent*, void* a) { static_cast<TcpConnection*>(a)->on_write(); },
@@ -44,7 +43,6 @@ TcpConnection::TcpConnection(event_base* base, loop::Scheduler& sched, loop::Uni
 }
 
 TcpConnection::~TcpConnection() {
-  if (alive_) *alive_ = nullptr;
   for (auto id : pending_) engine_.abandon(id);
 }
 
@@ -108,7 +106,6 @@ void TcpConnection::on_read() {
       arm_idle();
       continue;
     }
-    std::weak_ptr<TcpConnection*> weak = alive_;
     // The id is known only after submit returns; the reply looks it up.
     auto id_box = std::make_shared<query::Engine::QueryId>(0);
     // The client's address, for the blocking groups.
@@ -124,10 +121,9 @@ void TcpConnection::on_read() {
     }
     auto res = engine_.submit(
         frame, query::Protocol::tcp,
-        [weak, id_box](dns::Bytes&& reply) {
-          auto alive = weak.lock();
-          if (!alive || !*alive) return;
-          (*alive)->answer(*id_box, std::move(reply));
+        [this, life = life_.watch(), id_box](dns::Bytes&& reply) {
+          if (!life.alive()) return;
+          answer(*id_box, std::move(reply));
         },
         query::Engine::HitDelivery::from_loop, reinterpret_cast<const sockaddr*>(&peer));
     switch (res.kind) {
@@ -273,7 +269,7 @@ void TcpConnection::close(const char* why) {
   log::debug("tcp: closing connection: ", why);
   bev_.reset();
   idle_.disarm();
-  *alive_ = nullptr;
+  life_.revoke();
   for (auto id : pending_) engine_.abandon(id);
   pending_.clear();
   // Hand back to the owner from the loop, never from inside our own callback.

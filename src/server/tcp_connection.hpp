@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "loop/event_handles.hpp"
+#include "loop/life_token.hpp"
 #include "loop/scheduler.hpp"
 #include "query/engine.hpp"
 #include "server/limits.hpp"
@@ -75,9 +76,9 @@ class TcpConnection {
   bool draining_ = false;
   // The client half-closed (EOF): no more input, answers still owed.
   bool peer_done_writing_ = false;
-  // Replies capture this token; once the connection is closed they drop
-  // their answer instead of touching a dead object.
-  std::shared_ptr<TcpConnection*> alive_;
+  // Replies capture a watch of it; revoked when the connection closes, so a
+  // reply after that (or after this object is gone) drops its answer.
+  loop::LifeToken life_;
 };
 
 }  // namespace nxdns::server

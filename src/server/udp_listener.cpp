@@ -34,12 +34,7 @@ std::unique_ptr<UdpListener> UdpListener::open(event_base* base, const net::Endp
     if (why) *why = log::cat("cannot watch udp ", ep.to_string(), ": libevent failure");
     return nullptr;
   }
-  l->alive_ = std::make_shared<UdpListener*>(l.get());
   return l;
-}
-
-UdpListener::~UdpListener() {
-  if (alive_) *alive_ = nullptr;
 }
 
 void UdpListener::stop_accepting() {
@@ -123,19 +118,16 @@ void UdpListener::handle(const ReturnAddress& to, dns::ByteView packet, std::siz
     if (!refused.empty()) queue_reply(to, std::move(refused));
     return;
   }
-  std::weak_ptr<UdpListener*> weak = alive_;
   // Cache hits come back now (HitDelivery::now) and leave with this
   // wakeup's sendmmsg: no timer, no second pass from the loop.
   auto res = engine_.submit(
       packet, query::Protocol::udp,
-      [weak, to, client](dns::Bytes&& answer) {
-        auto alive = weak.lock();
-        if (!alive || !*alive) return;
-        UdpListener* self = *alive;
-        FamilyState& f = self->state_.family(self->local_.family());
+      [this, life = life_.watch(), to, client](dns::Bytes&& answer) {
+        if (!life.alive()) return;
+        FamilyState& f = state_.family(local_.family());
         if (f.udp_in_flight > 0) --f.udp_in_flight;
-        self->state_.clients.release_udp(client);
-        self->send_reply(to, answer);
+        state_.clients.release_udp(client);
+        send_reply(to, answer);
       },
       query::Engine::HitDelivery::now, peer);
   switch (res.kind) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "loop/event_handles.hpp"
+#include "loop/life_token.hpp"
 #include "net/endpoint.hpp"
 #include "query/engine.hpp"
 #include "server/limits.hpp"
@@ -21,7 +22,7 @@ class UdpListener {
   // Returns nullptr and sets `why` when the socket cannot be bound.
   static std::unique_ptr<UdpListener> open(event_base* base, const net::Endpoint& ep, query::Engine& engine,
                                            ListenerState& state, std::string* why);
-  ~UdpListener();
+  ~UdpListener() = default;
   UdpListener(const UdpListener&) = delete;
   UdpListener& operator=(const UdpListener&) = delete;
 
@@ -50,9 +51,9 @@ class UdpListener {
   loop::UniqueFd fd_;
   loop::EventPtr ev_;
   net::Endpoint local_;
-  // Queries still owed an answer; their reply callbacks check this token so
+  // Queries still owed an answer; their reply callbacks watch this token so
   // an answer arriving after the listener is gone is dropped safely.
-  std::shared_ptr<UdpListener*> alive_;
+  loop::LifeToken life_;
   ReceiveBatch inbox_;
   SendBatch outbox_;
 };

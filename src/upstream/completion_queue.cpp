@@ -27,7 +27,7 @@ void CompletionQueue::clear() {
 }
 
 void CompletionQueue::flush() {
-  const std::weak_ptr<char> alive = life_;
+  const loop::LifeToken::Watch queue = life_.watch();
   while (!waiting_.empty()) {
     Finished f = std::move(waiting_.front());
     waiting_.pop_front();
@@ -39,7 +39,7 @@ void CompletionQueue::flush() {
     } catch (...) {
       log::error(owner_, ": exchange completion threw");
     }
-    if (alive.expired()) return;  // the completion destroyed our transport
+    if (!queue.alive()) return;  // the completion destroyed our transport
   }
 }
 

@@ -4,9 +4,9 @@
 // inside a socket or curl callback; both transports honour it by queueing
 // here and flushing from a zero-delay timer.
 #include <deque>
-#include <memory>
 #include <string>
 
+#include "loop/life_token.hpp"
 #include "loop/scheduler.hpp"
 #include "upstream/transport.hpp"
 
@@ -38,9 +38,9 @@ class CompletionQueue {
   std::string owner_;
   std::deque<Finished> waiting_;
   loop::Timer timer_;
-  // Expires with the queue (that is, with its transport): a completion that
+  // Ends with the queue (that is, with its transport): a completion that
   // destroys the transport ends the flush loop.
-  std::shared_ptr<char> life_ = std::make_shared<char>(0);
+  loop::LifeToken life_;
 };
 
 }  // namespace nxdns::upstream

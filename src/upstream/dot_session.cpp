@@ -72,7 +72,7 @@ void DotSession::guarded(F&& fn) noexcept {
   // Every entry from the loop (socket events, timers) comes through here:
   // nothing may unwind into libevent's C frames. An exception here is an
   // allocation failure; the session it hit is closed as a local fault.
-  const std::uint64_t gen = generation_;
+  const loop::LifeToken::Watch connection = connection_.watch();
   try {
     fn();
     return;
@@ -82,9 +82,9 @@ void DotSession::guarded(F&& fn) noexcept {
     log::error("dot session ", index_, ": unknown exception");
   }
   try {
-    if (generation_ == gen && open()) fail(Cause::local_resource, "internal error (out of memory?)");
+    if (connection.alive() && open()) fail(Cause::local_resource, "internal error (out of memory?)");
   } catch (...) {
-    if (generation_ == gen && open()) (void)close(Cause::local_resource, {}, false);
+    if (connection.alive() && open()) (void)close(Cause::local_resource, {}, false);
   }
 }
 
@@ -279,7 +279,7 @@ SessionEnd DotSession::close(Cause cause, std::string detail, bool send_close_no
   rbuf_.clear();
   roff_ = 0;
   state_ = SessionState::closed;
-  ++generation_;
+  connection_.revoke();
   return end;
 }
 
@@ -359,15 +359,15 @@ void DotSession::handle(short what) {
 }
 
 bool DotSession::pump() {
-  const std::uint64_t gen = generation_;
+  const loop::LifeToken::Watch connection = connection_.watch();
   if (!flush_writes()) return false;
   if (!read_available()) return false;
   // A read can unblock a write that waited on WANT_READ (TLS renegotiation
   // or post-handshake traffic); cheap when there is nothing to write.
   if ((!wbuf_.empty() || !queued_.empty()) && !flush_writes()) return false;
-  if (gen != generation_) return false;
+  if (!connection.alive()) return false;
   after_activity();
-  return gen == generation_;
+  return connection.alive();
 }
 
 bool DotSession::flush_writes() {
@@ -511,9 +511,9 @@ bool DotSession::handle_frame(dns::ByteView frame) {
   }
   outstanding_.erase(it);
   ++responses_;
-  const std::uint64_t gen = generation_;
+  const loop::LifeToken::Watch connection = connection_.watch();
   listener_.on_session_response(*this, id, frame);
-  return gen == generation_;
+  return connection.alive();
 }
 
 void DotSession::after_activity() {

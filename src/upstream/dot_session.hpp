@@ -22,6 +22,7 @@
 #include "dns/message.hpp"
 #include "dns/stream_message.hpp"
 #include "loop/event_handles.hpp"
+#include "loop/life_token.hpp"
 #include "loop/scheduler.hpp"
 #include "net/endpoint.hpp"
 #include "upstream/budgets.hpp"
@@ -227,10 +228,11 @@ class DotSession final : private HandshakePacer::Stepper {
   std::size_t index_;
 
   SessionState state_ = SessionState::closed;
-  // Bumped by every close: a handler that called out (listener, fail) checks
-  // it to know the session it was working on is gone, even if the slot was
-  // dialed again meanwhile.
-  std::uint64_t generation_ = 0;
+  // Revoked by every close: a handler that called out (listener, fail)
+  // watches it to know the connection it was working on is gone, even if
+  // the slot was dialed again meanwhile (a new term) or the session itself
+  // was destroyed.
+  loop::LifeToken connection_;
   loop::UniqueFd fd_;
   loop::EventPtr read_ev_;
   loop::EventPtr write_ev_;

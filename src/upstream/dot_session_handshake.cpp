@@ -172,9 +172,9 @@ bool DotSession::step_handshake() {
   established_at_ = sched_.now();
   tls_version_ = mbedtls_ssl_get_version(&ssl_);
   handshake_done();
-  const std::uint64_t gen = generation_;
+  const loop::LifeToken::Watch connection = connection_.watch();
   listener_.on_session_ready(*this);
-  if (gen != generation_) return false;
+  if (!connection.alive()) return false;
   return pump();
 }
 

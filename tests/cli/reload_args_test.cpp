@@ -1,6 +1,7 @@
 // `nxdns reload`: where the request goes (--http, --config, default) or the
 // signal (--pid), and nothing else on the line.
 #include "cli/args.hpp"
+#include "cli/help.hpp"
 
 #include <CppUTest/TestHarness.h>
 
