@@ -10,6 +10,7 @@ transcribed from an older record whose runs were not kept, an object
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,7 +146,11 @@ class Result:
         host = d.get("host") if isinstance(d.get("host"), Mapping) else {}
         assert isinstance(host, Mapping)
         date = str(d.get("date", "?")).replace("T", " ").replace("Z", " UTC")
-        how = f"`{d['command']}`" if d.get("command") else "the bench"
+        # Where a run put its files says nothing about its figures.
+        command = re.sub(r" --(out|results) \S+", "", str(d.get("command") or ""))
+        # A build tree by its name in the source tree, not the path it had on the bench's machine.
+        command = re.sub(r"(?<![\w.-])/\S*/(build[\w.-]*)(?=[\s/]|$)", r"\1", command)
+        how = f"`{command}`" if command else "the bench"
         kind = str(d.get("provenance", "measured"))
         if kind == "measured":
             head = f"Measured {date} by {how}"
@@ -184,7 +189,8 @@ class Result:
         if nxdns:
             commit = self.data.get("nxdns_commit")
             at = f" at {commit}" if commit else ""
-            lib = f" ({', '.join(dict.fromkeys(libs))})" if libs else ""
+            versions_of_lib = [v.removeprefix("mbedTLS ") for v in dict.fromkeys(libs)]
+            lib = f" (mbedTLS {', '.join(versions_of_lib)})" if libs else ""
             out.append(f"nxdns {', '.join(dict.fromkeys(nxdns))}{at}{lib}")
         return ", ".join(out + peers)
 

@@ -17,11 +17,11 @@ FORWARDERS = [("nxdns-3.6", "nxdns, TLS 1.3"), ("nxdns-2.28", "nxdns, TLS 1.2"),
               ("stubby", "stubby"), ("kresd", "Knot Resolver")]
 PEERS = ("unbound", "stubby", "kresd")
 STATES = [
-    ("first", "no session ever (first burst after start)"),
-    ("one-open", "one open session (start, one query, burst)"),
+    ("first", "no session ever"),
+    ("one-open", "one open session"),
     ("warm", "sessions open from a burst before"),
     ("idle-closed", "sessions closed by the upstream while idle"),
-    ("serial-first", "serial upstream, first burst"),
+    ("serial-first", "serial upstream, no session ever"),
     ("serial-one", "serial upstream, one open session"),
     ("serial-warm", "serial upstream, sessions open from a burst before"),
     ("first-slow", "no session ever, forwarder at 20 % of a core"),
@@ -37,6 +37,12 @@ STAIRCASE_LIMIT = 0.10
 def state_runs(results: Results, state: str, server: str) -> list[Record]:
     return where(results["states"].table("runs", ("state", "server", "ratio", "pre", "bad")), state=state,
                  server=server)
+
+
+def ordered(records: Sequence[Record]) -> list[Record]:
+    """Records in the tables' order of forwarders (nxdns first), others after."""
+    rank = {server: i for i, (server, _) in enumerate(FORWARDERS)}
+    return sorted(records, key=lambda r: rank.get(str(r.get("server")), len(rank)))
 
 
 def in_state(runs: Sequence[Record]) -> bool:
@@ -59,7 +65,7 @@ def states_table(results: Results) -> list[str]:
     states, forwarders = measured(results)
     rows = []
     for state, label in states:
-        cells = [label]
+        cells = [f"{label} (`{state}`)"]
         for server, _ in forwarders:
             runs = state_runs(results, state, server)
             s = spread(runs, "ratio")
@@ -78,7 +84,7 @@ def states_table(results: Results) -> list[str]:
 def states_detail(results: Results) -> list[str]:
     res = results["states"]
     rows = []
-    for state, label in measured(results)[0]:
+    for state, _ in measured(results)[0]:
         nx = state_runs(results, state, "nxdns-3.6")
         if not nx:
             continue
@@ -87,11 +93,11 @@ def states_detail(results: Results) -> list[str]:
         nx_stair = max((spread(state_runs(results, state, s), "stair") or Spread(0, 0, 0, 0)).high
                        for s in ("nxdns-3.6", "nxdns-2.28"))
         peer_stair = max((spread(state_runs(results, state, s), "stair") or Spread(0, 0, 0, 0)).high for s in PEERS)
-        rows.append([state, " / ".join(dash(None if w is None else f"{w.median:.0f}") for w in walls),
+        rows.append([f"`{state}`", " / ".join(dash(None if w is None else f"{w.median:.0f}") for w in walls),
                      f"{conns:.0f}" + (f" ({resumed:.0f} resumed)" if resumed else "") if conns is not None else "—",
                      f"{nx_stair:.2f}", f"{peer_stair:.2f}"])
     return table(["state", "wall ms: nxdns 1.3 / 1.2 / unbound", "nxdns 1.3 connections", "worst staircase, nxdns",
-                  "worst staircase, peers"], rows, "lrrrr") + ["", res.provenance()]
+                  "worst staircase, peers"], rows, "lrrrr") + ["", f"*The runs of the table above ({res.path.name}).*"]
 
 
 def doh_table(results: Results) -> list[str]:
@@ -99,7 +105,9 @@ def doh_table(results: Results) -> list[str]:
     runs = res.table("runs", ("server", "upstream", "rtt_ms", "cold_ms", "cold_ratio", "warm_ms", "warm_ratio", "bad"))
     rows = []
     for proto, proto_label in (("h2", "HTTP/2 (nghttpx)"), ("h1", "HTTP/1.1")):
-        for rtt in (40, 0):
+        # At 0 ms the ratio divides by a sub-millisecond query: scheduling
+        # noise, which the result keeps and the table leaves out.
+        for rtt in (40,):
             for server, label in FORWARDERS[:2]:
                 r = where(runs, server=server, upstream=proto, rtt_ms=rtt)
                 if not r:
@@ -121,7 +129,7 @@ def ms(s: Optional[Spread]) -> Optional[str]:
 def wan_table(results: Results) -> list[str]:
     res = results["wan"]
     rows = []
-    for r in res.table("servers", ("server", "cycles")):
+    for r in ordered(res.table("servers", ("server", "cycles"))):
         cycles = r["cycles"]
         if not isinstance(cycles, list):
             raise RenderError(f"{res.path}: server {r['server']}: cycles is not a list")
@@ -195,7 +203,7 @@ def mib(kib: object) -> str:
 def memory_table(results: Results) -> list[str]:
     res = results["memory"]
     rows = []
-    for r in res.table("servers", ("server", "idle_kib", "after_burst_kib", "two_by_eight_kib")):
+    for r in ordered(res.table("servers", ("server", "idle_kib", "after_burst_kib", "two_by_eight_kib"))):
         two = "—" if number(r.get("two_by_eight_kib")) is None else \
             f"{mib(r['two_by_eight_kib'])} ({r.get('sessions0')} + {r.get('sessions1')} sessions)"
         pss = mib(r.get("idle_pss_kib"))
@@ -213,7 +221,8 @@ def memory_table(results: Results) -> list[str]:
 def cpu_table(results: Results) -> list[str]:
     res = results["cpu"]
     rows = []
-    for r in res.table("servers", ("server", "tls", "ir_per_query", "noerror1", "noerror2", "queries1", "queries2")):
+    for r in ordered(res.table("servers", ("server", "tls", "ir_per_query", "noerror1", "noerror2", "queries1",
+                                           "queries2"))):
         sent = (number(r["queries1"]) or 0) + (number(r["queries2"]) or 0)
         answered = (number(r["noerror1"]) or 0) + (number(r["noerror2"]) or 0)
         ir = number(r["ir_per_query"])
@@ -234,9 +243,16 @@ def function_name(text: str) -> str:
 
 def cpu_profile(results: Results) -> list[str]:
     res = results["cpu"]
-    top = where(res.table("top", ("server", "share_pct", "function")), server="nxdns-3.6")[:8]
-    rows = [[f"{number(r['share_pct']) or 0:.1f} %", function_name(str(r["function"]))] for r in top]
-    return table(["share of nxdns's instructions", "function"], rows, "rl") + ["", res.provenance()]
+    # callgrind counts an inlined function apart in each file it was inlined
+    # from: one line per function here.
+    shares: dict[str, float] = {}
+    for r in where(res.table("top", ("server", "share_pct", "function")), server="nxdns-3.6"):
+        name = function_name(str(r["function"]))
+        shares[name] = shares.get(name, 0.0) + (number(r["share_pct"]) or 0.0)
+    top = sorted(shares.items(), key=lambda kv: -kv[1])[:8]
+    rows = [[f"{share:.1f} %", name] for name, share in top]
+    return table(["share of nxdns's instructions", "function"], rows, "rl") + [
+        "", f"*The 600-query window of the TLS 1.3 row above ({res.path.name}).*"]
 
 
 PI_CLOCK_HZ = 1.5e9  # Raspberry Pi 4 B, Cortex-A72
@@ -256,25 +272,29 @@ def mega(ir: Optional[float]) -> Optional[str]:
     return None if ir is None else f"{ir / 1e6:.1f} M"
 
 
+CHAINS = {"ecdsa": "ECDSA P-256", "rsa": "RSA-2048"}
+
+
 def handshake_table(results: Results) -> list[str]:
     res = results["handshake"]
     rows_in = res.table("rows", ("server", "chain", "ir_full_handshake", "ir_resumed_handshake"))
+    rank = {s: i for i, s in enumerate(["nxdns-3.6", "nxdns-2.28", "openssl"])}
+    chains = list(dict.fromkeys(str(r["chain"]) for r in rows_in))
     rows = []
-    for r in rows_in:
+    for r in sorted(rows_in, key=lambda r: (chains.index(str(r["chain"])), rank.get(str(r["server"]), 9))):
         full = number(r["ir_full_handshake"])
         base = where(rows_in, server="openssl", chain=r["chain"])
         ossl = number(base[0]["ir_full_handshake"]) if base else None
         resumed = mega(number(r["ir_resumed_handshake"]))
         if resumed and r.get("resumed") == 0:
             resumed += " (not resumed)"
-        warm = number(r.get("ir_warm_query"))
-        rows.append([label_of(str(r["server"])) if r["server"] != "openssl" else "OpenSSL `s_time`", str(r["chain"]),
-                     dash(mega(full)), dash(resumed),
+        client = "OpenSSL 3 `s_time`" if r["server"] == "openssl" else label_of(str(r["server"]))
+        rows.append([client, CHAINS.get(str(r["chain"]), str(r["chain"])), dash(mega(full)), dash(resumed),
                      dash(None if not (full and ossl) else f"{full / ossl:.1f}"),
                      dash(pi_ms(full)) + " / " + dash(pi_ms(number(r["ir_resumed_handshake"]))),
-                     dash(None if warm is None else f"{warm / 1000:.0f} k"), dash(mega(number(r.get("ir_burst"))))])
+                     dash(mega(number(r.get("ir_burst"))))])
     return table(["client", "chain", "full handshake", "resumed", "full ÷ OpenSSL's", "Pi 4 model, ms: full / resumed",
-                  "warm query", "30-name burst on one open session"], rows, "llrrrrrr") + ["", res.provenance()]
+                  "30-name burst on one open session"], rows, "llrrrrr") + ["", res.provenance()]
 
 
 # ------------------------------------------------------------ answer cache
@@ -375,18 +395,19 @@ def blocklist(results: Results) -> list[str]:
     res = results["blocklist"]
     nx = {k: number(r.get("value")) for k, r in figures_of(res, "nxdns").items()}
     dm = res.table("dnsmasq", ("load_s_empty", "rss_empty_kib", "load_s", "rss_kib", "hwm_kib", "names"))[0]
-    dm_added = (number(dm["rss_kib"]) or 0) - (number(dm["rss_empty_kib"]) or 0)
     dm_load = (number(dm["load_s"]) or 0) - (number(dm["load_s_empty"]) or 0)
 
     def ns(key: str) -> str:
         cpu, wall = nx.get(f"{key}_cpu_ns"), nx.get(f"{key}_ns")
         return f"{cpu or 0:.0f} ns CPU ({wall or 0:.0f} ns wall)"
+    # What the running daemons show (memory added, time until in use) is
+    # the daemon table's: here only what that one does not measure.
     rows = [
         ["names loaded", thousands(nx.get("rules") or 0), thousands(number(dm["names"]) or 0)],
-        ["resident memory added", mib(nx.get("rss_added_kib")), mib(dm_added)],
-        ["peak added while loading", mib(nx.get("build_peak_kib")),
+        ["peak memory added while loading at start", mib(nx.get("build_peak_kib")),
          mib((number(dm["hwm_kib"]) or 0) - (number(dm["rss_empty_kib"]) or 0))],
-        ["loading until blocking is active", f"{(nx.get('reload_in_use_ms') or 0) / 1000:.2f} s", f"{dm_load:.1f} s"],
+        ["building the table alone, CPU", f"{(nx.get('build_cpu_ms') or 0) / 1000:.2f} s", ""],
+        ["from start until the list is read", "", f"{dm_load:.1f} s"],
         ["lookup, hosts list: listed / other name", ns("lookup_hit") + " / " + ns("lookup_miss"), ""],
         ["lookup, domain list: below a listed / other name",
          ns("subtree_lookup_hit") + " / " + ns("subtree_lookup_miss"), ""],
@@ -394,6 +415,10 @@ def blocklist(results: Results) -> list[str]:
          f"{nx.get('idle_timer_worst_late_ms') or 0:.1f} / {nx.get('reload_timer_worst_late_ms') or 0:.1f} ms", ""],
     ]
     return table(["", "nxdns", "dnsmasq"], rows, "lrr") + ["", res.provenance()]
+
+
+def milliseconds(x: Optional[float]) -> str:
+    return "—" if x is None else (f"{x:,.0f} ms" if x >= 100 else f"{x:.1f} ms")
 
 
 def blocklist_daemon(results: Results) -> list[str]:
@@ -418,8 +443,8 @@ def blocklist_daemon(results: Results) -> list[str]:
         ["reload until blocking is active"] + both("load_ms", lambda x: "—" if x is None else f"{x / 1000:.2f} s"),
         ["peak while the same list reloads, over one list in use"] + [
             added((number(peak.get(s)) or 0) - (number(before.get(s)) or 0)) for s in ("nxdns", "dnsmasq")],
-        ["slowest query while it reloads"] + both("swap_max", lambda x: "—" if x is None else f"{x:.1f} ms"),
-        ["slowest query, nothing reloading"] + both("idle_max", lambda x: "—" if x is None else f"{x:.1f} ms"),
+        ["slowest query while it reloads"] + both("swap_max", milliseconds),
+        ["slowest query, nothing reloading"] + both("idle_max", milliseconds),
         [f"queries sent during the reload answered within {res.param('goal_ms')} ms"] + of("win_on_time"),
         ["queries of the stream answered"] + [f"{f.get('answered', {}).get(s)} of {f.get('sent', {}).get(s)}"
                                               for s in ("nxdns", "dnsmasq")],
@@ -430,8 +455,11 @@ def blocklist_daemon(results: Results) -> list[str]:
 def doh_churn(results: Results) -> list[str]:
     res = results["doh_churn"]
     runs = res.table("runs", ("run", "opened", "queries_per_s", "lost"))
-    rows = [[str(r["run"]), str(r["opened"]), thousands(number(r["queries_per_s"]) or 0), str(r["lost"])] for r in runs]
-    return table(["run", "connections opened", "queries/s", "lost"], rows, "rrrr") + ["", res.provenance()]
+
+    def each(field: str, fmt: Callable[[float], str] = lambda x: f"{x:.0f}") -> str:
+        return ", ".join(dash(None if number(r[field]) is None else fmt(number(r[field]) or 0)) for r in runs)
+    rows = [[each("opened"), each("queries_per_s", thousands), each("lost")]]
+    return table(["connections opened, each run", "queries/s", "lost"], rows, "rrr") + ["", res.provenance()]
 
 
 BLOCKS: dict[str, Callable[[Results], list[str]]] = {

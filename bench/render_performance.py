@@ -63,7 +63,9 @@ def render(text: str, results: Results, name: str = "document") -> str:
             body = make(results)
         except RenderError as e:
             raise RenderError(f"{name}:{opened}: block '{block}': {e}") from None
-        out += [""] + body + [""]
+        # A comment line ends an HTML block and may interrupt a paragraph
+        # (CommonMark), so the table can follow the marker directly.
+        out += body
         out.append(CLOSE)
         i += 1
     return "\n".join(out)
