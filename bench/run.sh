@@ -37,8 +37,8 @@
 # Every upstream is the project's DoT fixture built against mbedTLS 3.6 (it
 # speaks TLS 1.3 to whoever can), so each row talks to the same server and
 # only the forwarder in the middle changes. docs/performance.md explains
-# every column. Budget: about 17 minutes with the defaults (states: ~6, wan: ~2,
-# handshake: ~2).
+# every column. Budget: about 25 minutes with the defaults (states: ~9, sustained:
+# ~4, wan, memory, cpu, handshake: ~2.5 each, doh: ~1.5).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=3
@@ -329,7 +329,7 @@ section_memory() {
   echo
   echo "== memory: VmRSS (MiB) of the forwarder process"
   printf '%-11s %-8s %-12s %-22s %s\n' server idle "after burst" "2 upstreams x 8 sess" "peak (VmHWM)"
-  local srv mark addr idle after two hwm s0 s1 idle_smaps two_kib an fi ps
+  local srv mark addr idle after two hwm s0 s1 idle_smaps two_kib anon2 file2 pss2 burst_hwm two_hwm
   tsv server idle_kib idle_anon_kib idle_file_kib idle_pss_kib after_burst_kib hwm_kib \
     two_by_eight_kib two_by_eight_hwm_kib sessions0 sessions1 two_by_eight_anon_kib two_by_eight_file_kib \
     two_by_eight_pss_kib >"$WORK/memory.tsv"
@@ -350,15 +350,15 @@ section_memory() {
     hwm=$(hwm_kib "$SRV_PID")
     server_stop
     pids_release "$mark"
-    two="n/a (1 upstream)" two_kib=- s0=- s1=- an=- fi=- ps=-
-    local burst_hwm=$hwm two_hwm=-
+    two="n/a (1 upstream)" two_kib=- s0=- s1=- anon2=- file2=- pss2=-
+    burst_hwm=$hwm two_hwm=-
     if [[ $srv == nxdns-* ]]; then
-      read -r two_kib two_hwm s0 s1 an fi ps < <(two_by_eight "$srv")
+      read -r two_kib two_hwm s0 s1 anon2 file2 pss2 < <(two_by_eight "$srv")
       hwm=$two_hwm
       two="$(mib "$two_kib") ($s0+$s1 sess)"
     fi
     # shellcheck disable=SC2086  # idle_smaps is three figures
-    tsv "$srv" "$idle" $idle_smaps "$after" "$burst_hwm" "$two_kib" "$two_hwm" "$s0" "$s1" "$an" "$fi" "$ps" \
+    tsv "$srv" "$idle" $idle_smaps "$after" "$burst_hwm" "$two_kib" "$two_hwm" "$s0" "$s1" "$anon2" "$file2" "$pss2" \
       >>"$WORK/memory.tsv"
     printf '%-11s %-8s %-12s %-22s %s\n' "$srv" "$(mib "$idle")" "$(mib "$after")" "$two" "$(mib "$hwm")"
   done
