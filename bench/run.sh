@@ -54,7 +54,7 @@ while [ $# -gt 0 ]; do
     --servers) SERVERS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
     --results) RESULTS=$2; shift 2 ;;
-    -h|--help) sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench/run.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
 done
