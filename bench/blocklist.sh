@@ -24,14 +24,24 @@
 #   worst latency     <= 50 ms at 100 queries/s while the list reloads
 #                     (daemon part)
 #
-# usage: bench/blocklist.sh BUILD_DIR [NAMES]   (NAMES: 1000000)
+# usage: bench/blocklist.sh BUILD_DIR [NAMES] [--results DIR]   (NAMES: 1000000)
+# --results DIR: the figures also go to DIR/blocklist.json and (the daemon
+# part) DIR/blocklist_daemon.json (bench/bench_result.py).
 # Needs dnsmasq (apt package dnsmasq-base; scripts/install-deps.sh --bench),
 # python3, and in BUILD_DIR nxdns and the test fixtures besides
 # nxdns-blocklist. Loopback only: every server, fixture and client is on
 # 127.0.0.0/8.
 set -euo pipefail
-BUILD=${1:?usage: $0 BUILD_DIR [NAMES]}
-NAMES=${2:-1000000}
+BENCH_COMMAND="bash bench/blocklist.sh $*"
+BUILD=${1:?usage: $0 BUILD_DIR [NAMES] [--results DIR]}
+shift
+NAMES=1000000
+while [ $# -gt 0 ]; do
+  case $1 in
+    --results) BENCH_RESULTS=$2; shift 2 ;;
+    *) NAMES=$1; shift ;;
+  esac
+done
 PROG=$BUILD/bench/nxdns-blocklist
 HERE=$(cd "$(dirname "$0")" && pwd)
 for p in "$PROG" "$BUILD/src/cli/nxdns" "$BUILD/tests/fixtures/nxdns-fixture-dot" "$BUILD/tests/fixtures/nxdns-test-pki" \
@@ -90,6 +100,17 @@ echo "blocklist: dnsmasq, empty list, then the list (a million names take it abo
 read -r dm_t0 dm_rss0 _ _ < <(dnsmasq_load "$WORK/empty.hosts")
 read -r dm_t1 dm_rss1 dm_hwm1 dm_names < <(dnsmasq_load "$WORK/list.hosts")
 
+{
+  tsv figure value
+  tr ' ' '\t' <"$WORK/nxdns.txt"
+} >"$WORK/nxdns.tsv"
+{
+  tsv load_s_empty rss_empty_kib load_s rss_kib hwm_kib names
+  tsv "$dm_t0" "$dm_rss0" "$dm_t1" "$dm_rss1" "$dm_hwm1" "$dm_names"
+} >"$WORK/dnsmasq.tsv"
+result_json blocklist --table "nxdns=$WORK/nxdns.tsv" --table "dnsmasq=$WORK/dnsmasq.tsv" --peer dnsmasq \
+  --nxdns "nxdns=$BUILD/src/cli/nxdns" --param "names=$NAMES" --param "list_mib=$(du -m "$WORK/list.hosts" | cut -f1)"
+export BENCH_RESULTS BENCH_COMMAND
 status=0
 awk -v dm_t0="$dm_t0" -v dm_rss0="$dm_rss0" -v dm_t1="$dm_t1" -v dm_rss1="$dm_rss1" -v dm_hwm1="$dm_hwm1" \
     -v dm_names="$dm_names" -v list_mib="$(du -m "$WORK/list.hosts" | cut -f1)" '

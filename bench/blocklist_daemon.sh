@@ -36,10 +36,13 @@
 #   worst latency       <= 50 ms at 100 queries/s while the list reloads
 #
 # usage: bench/blocklist_daemon.sh BUILD_DIR HOSTS_LIST
+# With BENCH_RESULTS=DIR in the environment the figures also go to
+# DIR/blocklist_daemon.json (bench/bench_result.py).
 # Needs dnsmasq (dnsmasq-base) and python3; scripts/install-deps.sh --bench.
 # Loopback only: every server, fixture and client is on 127.0.0.0/8.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
+BENCH_COMMAND=${BENCH_COMMAND:-"bash bench/blocklist_daemon.sh $*"}
 BUILD=$(cd "${1:?usage: $0 BUILD_DIR HOSTS_LIST}" && pwd)
 LIST=$(realpath "${2:?usage: $0 BUILD_DIR HOSTS_LIST}")
 RATE=100
@@ -224,6 +227,13 @@ row() {  # row NAME FILE KEY...: "nxdns-value dnsmasq-value" of one key
   echo "settled $(row swap rss_kib.settled_after_active_ms)"
   echo "last $(row swap rss_kib.last)"
 } >"$WORK/summary.txt"
+awk 'BEGIN { print "figure\tnxdns\tdnsmasq" }
+  $1 == "rss" { printf "rss_without_kib\t%s\t%s\nrss_with_kib\t%s\t%s\n", $2, $4, $3, $5; next }
+  $1 == "swap_rss" { printf "swap_rss_before_kib\t%s\t%s\nswap_hwm_kib\t%s\t%s\n", $2, $4, $3, $5; next }
+  { printf "%s\t%s\t%s\n", $1, $2, $3 }' "$WORK/summary.txt" >"$WORK/figures.tsv"
+result_json blocklist_daemon --table "figures=$WORK/figures.tsv" --nxdns "nxdns=$BUILD/src/cli/nxdns" --peer dnsmasq \
+  --param "names=$total" --param "rate=$RATE" --param "seconds=$SECONDS_STREAM" --param "reload_at_s=$RELOAD_AT" \
+  --param "goal_ms=$GOAL_MS"
 status=0
 awk -v rate="$RATE" -v secs="$SECONDS_STREAM" -v at="$RELOAD_AT" -v goal="$GOAL_MS" -v names="$total" '
   { v[$1, 1] = $2; v[$1, 2] = $3; v[$1, 3] = $4; v[$1, 4] = $5 }

@@ -14,10 +14,12 @@
 #   3. RSS after filling the cache with 100k unique names (nxdns:
 #      cache.max_bytes 16 MiB; unbound: msg+rrset cache 8+8 MiB).
 #
-# usage: bench/cache_bench.sh BUILD_DIR [--queries N] [--speed X] [--seconds S]
-# Prints a table; raw files stay in the work directory with KEEP_WORK=1.
+# usage: bench/cache_bench.sh BUILD_DIR [--queries N] [--speed X] [--seconds S] [--results DIR]
+# Prints a table; raw files stay in the work directory with KEEP_WORK=1;
+# --results DIR: the rows also go to DIR/cache_bench.json (bench/bench_result.py).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
+BENCH_COMMAND="bash bench/cache_bench.sh $*"
 BUILD=${1:?usage: $0 BUILD_DIR [--queries N] [--speed X] [--seconds S]}
 shift
 QUERIES=20000 SPEED=720 SECONDS_QPS=10
@@ -26,6 +28,7 @@ while [ $# -gt 0 ]; do
     --queries) QUERIES=$2; shift 2 ;;
     --speed) SPEED=$2; shift 2 ;;
     --seconds) SECONDS_QPS=$2; shift 2 ;;
+    --results) BENCH_RESULTS=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -44,6 +47,9 @@ rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 queries() { stat "$WORK/up.stats" queries; }
 
 printf '%-8s %-8s %9s %12s %8s %8s %8s %10s %10s %10s %8s\n' server prefetch hit_ratio upstream/1k p50_ms p99_ms refused cached_qps rss_base rss_full filled
+ROWS=$WORK/rows.tsv
+tsv server prefetch sent exchanges hit_ratio upstream_per_1k p50_ms p99_ms refused cached_qps rss_base_kib \
+  rss_full_kib filled >"$ROWS"
 port=5400
 for prefetch in false true; do
   for kind in nxdns unbound; do
@@ -78,8 +84,15 @@ for prefetch in false true; do
     awk -v k="$kind" -v pf="$prefetch" -v s="$sent" -v e="$ex" -v p50="$p50" -v p99="$p99" -v q="$qps" -v b="$base" -v f="$full" \
       -v r="$refused" -v fl="${filled:--}" \
       'BEGIN { printf "%-8s %-8s %9.4f %12.1f %8s %8s %8s %10s %9dk %9dk %8s\n", k, pf, 1 - e / s, 1000 * e / s, p50, p99, r, q, b, f, fl }'
+    [ "$prefetch" = true ] && full=- filled=-
+    tsv "$kind" "$prefetch" "$sent" "$ex" "$(awk -v e="$ex" -v s="$sent" 'BEGIN { printf "%.4f", 1 - e / s }')" \
+      "$(awk -v e="$ex" -v s="$sent" 'BEGIN { printf "%.1f", 1000 * e / s }')" "$p50" "$p99" "$refused" "$qps" "$base" \
+      "$full" "$filled" >>"$ROWS"
   done
 done
 echo "refused = REFUSED answers in the replay (none expected: a REFUSED would pass for a hit); cached_qps = NOERROR answers/s;"
 echo "filled = NOERROR answers of the 100k-name fill (rss_full is only a full cache when it is ~100000)"
 echo "load during the run: $(cut -d' ' -f1-3 /proc/loadavg) (nproc $(nproc))"
+result_json cache_bench --table "rows=$ROWS" --nxdns "nxdns=$NXDNS" --peer unbound --peer dnsperf \
+  --param "queries=$QUERIES" --param "speed=$SPEED" --param "qps_seconds=$SECONDS_QPS" --param rtt_ms=40 \
+  --param fill_names=100000 --param nxdns_cache_bytes=16777216 --param unbound_cache="msg 8m + rrset 8m"

@@ -13,17 +13,20 @@
 # (Ir(N2 window) - Ir(N1 window)) / (queries in N2 - queries in N1): what a
 # dump window costs regardless of its query count cancels.
 #
-# usage: bench/cache_cpu.sh BUILD_DIR [--profile OUT_DIR]
+# usage: bench/cache_cpu.sh BUILD_DIR [--profile OUT_DIR] [--results DIR]
 #   --profile: keep the callgrind files and callgrind_annotate's inclusive
 #   and exclusive views of the N2 window there (nxdns and unbound).
+#   --results: the figures also go to DIR/cache_cpu.json (bench/bench_result.py).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
+BENCH_COMMAND="bash bench/cache_cpu.sh $*"
 BUILD=${1:?usage: $0 BUILD_DIR [--profile OUT_DIR]}
 shift
 PROFILE=""
 while [ $# -gt 0 ]; do
   case $1 in
     --profile) PROFILE=$2; shift 2 ;;
+    --results) BENCH_RESULTS=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -39,6 +42,8 @@ seq 1 "$NAMES" | awk '{print "hit" $1 ".cpu.test A"}' >"$WORK/names.txt"
 answered() { grep -c '^> NOERROR ' "$1" || true; }
 
 printf '%-8s %14s %14s %10s %s\n' server "Ir/$((NAMES * N1))q" "Ir/$((NAMES * N2))q" Ir/answer answers
+ROWS=$WORK/rows.tsv
+tsv server ir_window1 ir_window2 queries1 queries2 noerror1 noerror2 ir_per_answer >"$ROWS"
 port=5500
 for kind in nxdns unbound; do
   port=$((port + 1))
@@ -59,6 +64,8 @@ for kind in nxdns unbound; do
   a1=$(answered "$WORK/$kind.w1") a2=$(answered "$WORK/$kind.w2")
   awk -v k="$kind" -v i1="$i1" -v i2="$i2" -v a1="$a1" -v a2="$a2" -v n1=$((NAMES * N1)) -v n2=$((NAMES * N2)) \
     'BEGIN { printf "%-8s %14s %14s %10.0f %d/%d + %d/%d\n", k, i1, i2, (i2 - i1) / (a2 - a1), a1, n1, a2, n2 }'
+  tsv "$kind" "$i1" "$i2" $((NAMES * N1)) $((NAMES * N2)) "$a1" "$a2" \
+    "$(awk -v i1="$i1" -v i2="$i2" -v a1="$a1" -v a2="$a2" 'BEGIN { printf "%.0f", (i2 - i1) / (a2 - a1) }')" >>"$ROWS"
   if [ -n "$PROFILE" ]; then
     mkdir -p "$PROFILE"
     cp "${dump%.1}.2" "$PROFILE/callgrind-$kind.out"
@@ -68,3 +75,5 @@ for kind in nxdns unbound; do
 done
 echo "Ir = instructions in the server process (user space) per dump window; every answer in both windows is a cache hit"
 echo "fixture exchanges in all: $(stat "$WORK/up.stats" queries) (2 x $NAMES expected: the warm-up misses only)"
+result_json cache_cpu --table "rows=$ROWS" --nxdns "nxdns=$NXDNS" --peer unbound --peer valgrind --peer dnsperf \
+  --param "names=$NAMES" --param "fixture_exchanges=$(stat "$WORK/up.stats" queries)"

@@ -14,15 +14,18 @@
 # p50 and max latency, what else they got; unseen names' rcodes and
 # latencies; whether the server process is still the one that started.
 #
-# usage: bench/cache_outage.sh BUILD_DIR [--seconds S]
+# usage: bench/cache_outage.sh BUILD_DIR [--seconds S] [--results DIR]
+# --results DIR: the figures also go to DIR/cache_outage.json (bench/bench_result.py).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
+BENCH_COMMAND="bash bench/cache_outage.sh $*"
 BUILD=${1:?usage: $0 BUILD_DIR [--seconds S]}
 shift
 OUTAGE=30
 while [ $# -gt 0 ]; do
   case $1 in
     --seconds) OUTAGE=$2; shift 2 ;;
+    --results) BENCH_RESULTS=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -78,3 +81,10 @@ PY
 done
 echo "known = names of the trace's first hour ($(wc -l <"$WORK/known.txt") names), all past their TTL when the outage starts"
 echo "outage: fixture SIGSTOPped for ${OUTAGE} s; load during the run: $(cut -d' ' -f1-3 /proc/loadavg) (nproc $(nproc))"
+ALIVE=$WORK/alive.tsv
+tsv server alive >"$ALIVE"
+tsv nxdns "$(kill -0 "$NX_PID" 2>/dev/null && echo yes || echo no)" >>"$ALIVE"
+tsv unbound "$(kill -0 "$UB_PID" 2>/dev/null && echo yes || echo no)" >>"$ALIVE"
+result_json cache_outage --jsonl "servers=$WORK/probe.json" --table "alive=$ALIVE" --nxdns "nxdns=$NXDNS" \
+  --peer unbound --param "outage_s=$OUTAGE" --param rtt_ms=40 --param max_ttl_s=2 --param within_ms=1800 \
+  --param "known_names=$(wc -l <"$WORK/known.txt")"

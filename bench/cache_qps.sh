@@ -23,9 +23,11 @@
 # CPU ticks are 1/CLK_TCK s (10 ms): at these rates a 5 s run costs the
 # server hundreds of ticks, so the rounding is under 1 %.
 #
-# usage: bench/cache_qps.sh BUILD_DIR [--seconds S] [--rounds N] [--qps Q] [--saturate] [--baseline BIN]
+# usage: bench/cache_qps.sh BUILD_DIR [--seconds S] [--rounds N] [--qps Q] [--saturate] [--baseline BIN] [--results DIR]
+# --results DIR: every run also goes to DIR/cache_qps.json (bench/bench_result.py).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
+BENCH_COMMAND="bash bench/cache_qps.sh $*"
 BUILD=${1:?usage: $0 BUILD_DIR [--seconds S] [--rounds N] [--baseline BIN]}
 shift
 SECONDS_QPS=5 ROUNDS=3 BASELINE="" NAMES=500 PACED_QPS=30000 SATURATE=false
@@ -36,6 +38,7 @@ while [ $# -gt 0 ]; do
     --baseline) BASELINE=$2; shift 2 ;;
     --qps) PACED_QPS=$2; shift 2 ;;
     --saturate) SATURATE=true; shift ;;
+    --results) BENCH_RESULTS=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -71,6 +74,8 @@ TICK=$(getconf CLK_TCK)
 user_sys_ticks() { awk '{print $14, $15}' "/proc/$1/stat"; }
 # run MODE INDEX -> appends "qps:answers:ticks:user_ticks" to runs[MODE,label]
 declare -A runs
+ROWS=$WORK/runs.tsv
+tsv mode server round noerror_qps noerror completed cpu_ticks user_ticks >"$ROWS"
 run() {
   local mode=$1 i=$2 args
   case $mode in
@@ -90,6 +95,7 @@ run() {
   a=$(dnsperf_rcode "$out" NOERROR)
   q=$(dnsperf_noerror_qps "$out")
   runs[$mode,${labels[$i]}]+="${q:-0}:${a:-0}:$((u1 + s1 - u0 - s0)):$((u1 - u0)):${c:-0} "
+  tsv "$mode" "${labels[$i]}" "$r" "${q:-0}" "${a:-0}" "${c:-0}" "$((u1 + s1 - u0 - s0))" "$((u1 - u0))" >>"$ROWS"
 }
 modes=(open paced)
 $SATURATE && modes+=(sat)
@@ -126,3 +132,8 @@ echo "CPU = utime+stime of the server process (/proc/PID/stat, all threads, CLK_
 echo "runs: open = dnsperf -c 1 -T 1 -q 100; paced = the same with -Q $PACED_QPS (same offered load for each server)$($SATURATE && echo "; sat = dnsperf -c 2 -T 2 -q 200")"
 echo "fixture exchanges: $(stat "$WORK/up.stats" queries) (the warm-up misses: $NAMES per server)"
 echo "load average: before $load0, after $(cut -d' ' -f1-3 /proc/loadavg) (nproc $(nproc)); ${SECONDS_QPS} s x ${ROUNDS} rounds per run and server, servers alternating"
+baseline=()
+[ -n "$BASELINE" ] && baseline=(--nxdns "baseline=$BASELINE")
+result_json cache_qps --table "runs=$ROWS" --nxdns "nxdns=$NXDNS" "${baseline[@]}" --peer unbound --peer dnsperf \
+  --param "seconds=$SECONDS_QPS" --param "rounds=$ROUNDS" --param "names=$NAMES" --param "paced_qps=$PACED_QPS" \
+  --param "clk_tck=$TICK" --param "open=-c 1 -T 1 -q 100" --param "sat=-c 2 -T 2 -q 200"

@@ -80,14 +80,16 @@ section_doh() {
   echo "== DoH bursts (nxdns only; unbound and stubby have no DoH upstream): 30 names, HTTP/2 via nghttpx, HTTP/1.1 direct"
   printf '%-11s %-12s %-7s %-19s %-6s %-7s %-19s %-6s %s\n' server upstream "cold ms" "cold ratio" stair \
     "warm ms" "warm ratio" stair bad
-  local srv rtt proto
+  local srv rtt proto run
+  tsv server upstream rtt_ms run cold_ms cold_ratio cold_stair warm_ms warm_ratio warm_stair bad >"$WORK/doh-runs.tsv"
   for proto in h2 h1; do
   for rtt in 0 40; do
     for srv in "${SRV_LIST[@]}"; do
       [[ $srv == nxdns-* ]] || continue
       local cw=() cr=() cs=() ww=() wr=() ws=() bad=0 a b c d e f g h i
-      for _ in $(seq 1 "$RUNS"); do
+      for run in $(seq 1 "$RUNS"); do
         read -r a b c d e f g h i < <(doh_once "$srv" "$rtt" "$proto")
+        tsv "$srv" "$proto" "$rtt" "$run" "$a" "$b" "$c" "$d" "$e" "$f" "$g" >>"$WORK/doh-runs.tsv"
         cw+=("$a") cr+=("$b") cs+=("$c") ww+=("$d") wr+=("$e") ws+=("$f")
         bad=$((bad + ${g:-30}))
       done
@@ -97,4 +99,8 @@ section_doh() {
     done
   done
   done
+  local nx=()
+  for srv in "${SRV_LIST[@]}"; do [[ $srv == nxdns-* ]] && nx+=("$srv"); done
+  SRV_LIST=("${nx[@]}")  # the section runs in a subshell of its own
+  run_result doh --table "runs=$WORK/doh-runs.tsv" --peer nghttpx --param names=30
 }

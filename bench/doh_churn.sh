@@ -27,12 +27,17 @@
 # then the gate's count.
 #
 # Env: RUNS (3), LENGTH (5), OUTSTANDING (64), METHOD (post | get; post is
-# the default method and the one that churned), TARGET (kresd | fixture).
+# the default method and the one that churned), TARGET (kresd | fixture),
+# BENCH_RESULTS (a directory: the runs also go to DIR/doh_churn.json, written
+# by bench/bench_result.py).
 set -euo pipefail
+BENCH_COMMAND="bash bench/doh_churn.sh $*"
 if [ -z "${NXDNS_IN_NETNS:-}" ] && unshare -rn true 2>/dev/null; then
   exec unshare -rn env NXDNS_IN_NETNS=1 bash "$0" "$@"
 fi
 source "$(dirname "$0")/../tests/integration/lib.sh"
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"  # result_json, tsv
 PATH=$PATH:/usr/sbin
 TARGET=${TARGET:-kresd}
 if [ "$TARGET" = kresd ]; then
@@ -140,6 +145,7 @@ refusals() {
 
 echo "$SRV_NAME DoH on $KR_ADDR:$KR_PORT, nxdns $METHOD, dnsperf -q $OUTSTANDING -l $LENGTH, unique names"
 worst=0
+tsv run opened connections_total queries_per_s lost refused >"$WORK/runs.tsv"
 for run in $(seq 1 "$RUNS"); do
   start_daemon "$WORK/nxdns.yaml" "$ADDR" "$PORT"
   gen_names 400000 "r$run-$RANDOM" >"$WORK/names"
@@ -153,10 +159,17 @@ for run in $(seq 1 "$RUNS"); do
   qps=$(sed -n 's/.*Queries per second: *\([0-9.]*\).*/\1/p' "$WORK/dnsperf.out")
   lost=$(sed -n 's/.*Queries lost: *\([0-9]*\).*/\1/p' "$WORK/dnsperf.out")
   line="run $run: connections opened $opened (nxdns_upstream_connections_total ${total:-?}), ${qps:-?} queries/s, ${lost:-?} lost"
-  [ -n "$debug" ] && line="$line, $TARGET refused $(($(refusals) - refused_before)) streams"
+  refused=-
+  [ -n "$debug" ] && refused=$(($(refusals) - refused_before)) && line="$line, $TARGET refused $refused streams"
+  tsv "$run" "$opened" "${total:--}" "${qps:--}" "${lost:--}" "$refused" >>"$WORK/runs.tsv"
   echo "$line"
   [ "$opened" -gt "$worst" ] && worst=$opened
   stop_daemon
 done
+peers=(--peer dnsperf)
+if [ "$TARGET" = kresd ]; then peers+=(--peer kresd); else peers+=(--peer nghttpx); fi
+result_json doh_churn --table "runs=$WORK/runs.tsv" --nxdns "nxdns=$NXDNS" "${peers[@]}" --param "target=$TARGET" \
+  --param "method=$METHOD" --param "outstanding=$OUTSTANDING" --param "seconds=$LENGTH" --param "slots=$SLOTS" \
+  --param "isolation=$([ -n "${NXDNS_IN_NETNS:-}" ] && echo "network namespace (unshare -rn)" || echo "host loopback")"
 [ "$worst" -le "$SLOTS" ] || fail "a run opened $worst connections to $TARGET (the upstream has $SLOTS slots)"
 echo "ok: at most $worst connection(s) per ${LENGTH} s run (slots: $SLOTS)"

@@ -87,6 +87,8 @@ hs_openssl_once() {
   printf '%-11s %-6s %-4s %-12s %-10s %-14s %-12s %-16s %-12s %-8s %s\n' openssl "$chain" "$(fixture_tls "$WORK/hs.stats")" \
     "$per" - "$per" - - - - "handshakes=${n1:-?}+${n2:-?} user-cpu=$(awk -v r="$rate" 'BEGIN { if (r > 0) printf "%.3f ms/handshake", 1000 / r; else print "?" }')"
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "openssl-$chain" "$per" - - "$(hs_pi_ms "$per")" - >>"$WORK/hs.tsv"
+  tsv openssl "$chain" "$(fixture_tls "$WORK/hs.stats")" - - - - "$per" - "${n1:--}" - - - - \
+    "$(awk -v r="$rate" 'BEGIN { if (r > 0) printf "%.3f", 1000 / r; else print "-" }')" >>"$WORK/hs-rows.tsv"
   pids_release "$mark"
 }
 
@@ -131,6 +133,10 @@ handshake_once() {
     "warm-on-1-session=$([ "$warm_accepts" = 1 ] && echo yes || echo "NO($warm_accepts)") full=${full:-?} resumed=${resumed:-?} accepts=$(stat "$WORK/hs.stats" accepts) fixture-resumptions=$(stat "$WORK/hs.stats" resumptions)"
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$srv-$chain" "$(hs_minus "$cold" "$warm")" "$(hs_minus "$recon" "$warm")" "$burst" \
     "$(hs_pi_ms "$(hs_minus "$cold" "$warm")")" "$(hs_pi_ms "$(hs_minus "$recon" "$warm")")" >>"$WORK/hs.tsv"
+  tsv "$srv" "$chain" "$(fixture_tls "$WORK/hs.stats")" "${cold:--}" "${warm:--}" "${recon:--}" "${burst:--}" \
+    "$(hs_minus "$cold" "$warm")" "$(hs_minus "$recon" "$warm")" "${full:--}" "${resumed:--}" \
+    "$(stat "$WORK/hs.stats" accepts)" "$(stat "$WORK/hs.stats" resumptions)" \
+    "$([ "$warm_accepts" = 1 ] && echo yes || echo no)" - >>"$WORK/hs-rows.tsv"
   if [ -f "$base.1" ]; then
     cp "$base.1" "$OUT/callgrind-handshake-cold-$srv-$chain.out"
     callgrind_annotate --inclusive=yes "$base.1" >"$OUT/profile-handshake-cold-$srv-$chain.txt" 2>/dev/null
@@ -152,6 +158,11 @@ section_handshake() {
     esac
   done
   : >"$WORK/hs.tsv"
+  # One row per client and chain; openssl's: full handshake only, and
+  # "full" is the handshakes of its shorter callgrind run.
+  tsv server chain tls ir_cold_query ir_warm_query ir_reconnect_query ir_burst ir_full_handshake \
+    ir_resumed_handshake full resumed accepts fixture_resumptions warm_on_one_session user_ms_per_handshake \
+    >"$WORK/hs-rows.tsv"
   echo
   echo "== handshake CPU: instructions in the daemon per cold handshake, per resumed reconnect, per one-session burst (callgrind)"
   printf '%-11s %-6s %-4s %-12s %-10s %-14s %-12s %-16s %-12s %-8s %s\n' server chain TLS "Ir cold q" "Ir warm q" \
@@ -171,6 +182,11 @@ section_handshake() {
   printf '%-18s %-22s %s\n' server-chain "cold handshake ms" "resumed handshake ms"
   awk -F'\t' '{ printf "%-18s %-22s %s\n", $1, $5, $6 }' "$WORK/hs.tsv"
   cp "$WORK/hs.tsv" "$OUT/handshake.tsv"
+  local nx=()
+  for srv in "${SRV_LIST[@]}"; do [[ $srv == nxdns-* ]] && nx+=("$srv"); done
+  SRV_LIST=("${nx[@]}")  # only nxdns and openssl have rows
+  run_result handshake --table "rows=$WORK/hs-rows.tsv" --peer valgrind --peer openssl \
+    --param "chains=${HS_CHAINS:-ecdsa rsa}" --param "idle_close_ms=$HS_IDLE_MS" --param burst_names=30
   for chain in ${HS_CHAINS:-ecdsa rsa}; do
     for srv in "${SRV_LIST[@]}"; do
       p="$OUT/profile-handshake-cold-$srv-$chain-self.txt"

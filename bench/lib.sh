@@ -303,6 +303,16 @@ smaps_summary() {
     }' "/proc/$1/smaps"
 }
 
+# smaps_kib PID -> "anon_kib file_kib pss_kib": smaps_summary's first line as
+# figures (private anonymous and file-backed resident KiB, and PSS).
+smaps_kib() {
+  awk '
+    /^[0-9a-f]+-[0-9a-f]+ / { name = (NF >= 6) ? $6 : "[anon]"; next }
+    /^Rss:/ { if (name ~ /^\//) file += $2; else anon += $2 }
+    /^Pss:/ { pss += $2 }
+    END { printf "%d %d %d\n", anon, file, pss }' "/proc/$1/smaps"
+}
+
 # ------------------------------------------------------ callgrind windows
 # bench/run.sh's "cpu" section and bench/handshake_cpu.sh count the daemon's
 # user-space instructions the same way: the daemon under callgrind, counters
@@ -349,3 +359,58 @@ top_functions() {
       if (total > 0 && shown < n) { printf "  %5.1f%%  %12s  %s\n", 100 * ir / total, $1, line; shown++ }
     }' "$1"
 }
+
+# ------------------------------------------------------------ result files
+# A bench run also writes its figures as one JSON file per bench into
+# BENCH_RESULTS (bench/run.sh --results DIR, or the variable for the scripts
+# that run alone), through bench/bench_result.py; bench/render_performance.py
+# renders docs/performance.md's tables from those files. The records stay raw
+# (every run or round), the renderer takes medians.
+BENCH_HOME=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BENCH_RESULTS=${BENCH_RESULTS:-}
+# The load average when the bench began (bench/run.sh sets it per section).
+BENCH_LOAD0=${BENCH_LOAD0:-$(cut -d' ' -f1-3 /proc/loadavg)}
+BENCH_COMMAND=${BENCH_COMMAND:-}
+
+# result_json BENCH ARGS...: BENCH.json in BENCH_RESULTS (nothing when it is
+# empty); ARGS go to bench_result.py (--table NAME=TSV, --jsonl, --param
+# KEY=VALUE, --nxdns LABEL=BINARY, --peer NAME). A failure to write is said,
+# and does not fail the measurement.
+result_json() {
+  [ -n "$BENCH_RESULTS" ] || return 0
+  local bench=$1
+  shift
+  mkdir -p "$BENCH_RESULTS"
+  python3 "$BENCH_HOME/bench_result.py" --bench "$bench" --out "$BENCH_RESULTS/$bench.json" \
+    --load-start "$BENCH_LOAD0" ${BENCH_COMMAND:+--command "$BENCH_COMMAND"} "$@" ||
+    echo "bench: could not write $BENCH_RESULTS/$bench.json" >&2
+  [ -f "$BENCH_RESULTS/$bench.json" ] && echo "result: $BENCH_RESULTS/$bench.json"
+  return 0
+}
+
+# result_servers: bench_result.py's version arguments for SRV_LIST (the
+# nxdns builds T228 / T36 and the peers), as lines for mapfile.
+result_servers() {
+  local srv
+  for srv in "${SRV_LIST[@]}"; do
+    case $srv in
+      nxdns-*) printf '%s\n' --nxdns "$srv=$(tree_of "$srv")/src/cli/nxdns" ;;
+      stubby) printf '%s\n' --peer stubby --peer getdns ;;
+      *) printf '%s\n' --peer "$srv" ;;
+    esac
+  done
+}
+
+# run_result BENCH ARGS...: result_json with the versions of the servers in
+# SRV_LIST, and from bench/run.sh the isolation and the burst repetitions.
+run_result() {
+  local bench=$1 servers=() extra=()
+  shift
+  mapfile -t servers < <(result_servers)
+  [ -n "${BENCH_ISOLATION:-}" ] && extra+=(--isolation "$BENCH_ISOLATION")
+  [ -n "${RUNS:-}" ] && extra+=(--param "runs=$RUNS")
+  result_json "$bench" "${extra[@]}" "${servers[@]}" "$@"
+}
+
+# tsv LINE_FIELDS...: one tab-separated line.
+tsv() { (IFS=$'\t'; printf '%s\n' "$*"); }

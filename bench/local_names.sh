@@ -10,9 +10,11 @@
 # machine's load hits each alike; the median round is printed with the
 # server's CPU per 1,000 answers (utime+stime around the run).
 #
-# usage: bench/local_names.sh BUILD_DIR [--seconds S] [--rounds N]
+# usage: bench/local_names.sh BUILD_DIR [--seconds S] [--rounds N] [--results DIR]
+# --results DIR: every round also goes to DIR/local_names.json (bench/bench_result.py).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
+BENCH_COMMAND="bash bench/local_names.sh $*"
 BUILD=${1:?usage: $0 BUILD_DIR [--seconds S] [--rounds N]}
 shift
 SECS=4 ROUNDS=3
@@ -20,6 +22,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --seconds) SECS=$2; shift 2 ;;
     --rounds) ROUNDS=$2; shift 2 ;;
+    --results) BENCH_RESULTS=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -69,6 +72,7 @@ run() {  # run LABEL ADDR PORT PID QUERIES -> "qps cpu_ms_per_1000"
     'BEGIN {printf "%.0f %.3f\n", q, (n > 0 ? t / hz * 1000 * 1000 / n : 0)}'
 }
 declare -A QPS CPU
+tsv label round answers_per_s cpu_ms_per_1k >"$WORK/rounds.tsv"
 labels=("nxdns-records" "nxdns-special" "nxdns-cached" "dnsmasq-hosts")
 for r in $(seq 1 "$ROUNDS"); do
   for l in "${labels[@]}"; do
@@ -79,6 +83,7 @@ for r in $(seq 1 "$ROUNDS"); do
       dnsmasq-hosts) set -- "$MADDR" 5301 "$DM_PID" "$WORK/q-records" ;;
     esac
     read -r q c < <(run "$l" "$@")
+    tsv "$l" "$r" "$q" "$c" >>"$WORK/rounds.tsv"
     QPS[$l]+="$q " CPU[$l]+="$c "
   done
 done
@@ -89,3 +94,5 @@ for l in "${labels[@]}"; do
   # shellcheck disable=SC2086
   printf '%-15s %10s %18s\n' "$l" "$(median ${QPS[$l]})" "$(median ${CPU[$l]})"
 done
+result_json local_names --table "rounds=$WORK/rounds.tsv" --nxdns "nxdns=$NXDNS" --peer dnsmasq --peer dnsperf \
+  --param "seconds=$SECS" --param "rounds=$ROUNDS" --param "names=$NAMES" --param "dnsperf=-c 1 -T 1 -q 100"

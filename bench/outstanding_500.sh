@@ -9,11 +9,13 @@
 # forwarder, of the fixture and of dnsperf (utime+stime from /proc, so the
 # figure does not depend on how busy the machine is), and the load average.
 # Loopback only.
-#   bash bench/outstanding_500.sh BUILD_DIR [--seconds S] [--rounds N] [--peers "unbound kresd"]
+#   bash bench/outstanding_500.sh BUILD_DIR [--seconds S] [--rounds N] [--peers "unbound kresd"] [--results DIR]
+# --results DIR: the rounds also go to DIR/outstanding_500.json (bench/bench_result.py).
 # nxdns runs with client_limits.queries_per_second 0 (bench/cache_lib.sh):
 # dnsperf's 10 clients share one source address, which the per-client rate
 # limit (300/s) would otherwise refuse (docs/reference/config.md, client_limits).
 HERE=$(cd "$(dirname "$0")" && pwd)
+BENCH_COMMAND="bash bench/outstanding_500.sh $*"
 BUILD=${1:?usage: $0 BUILD_DIR [--seconds S] [--rounds N] [--peers LIST]}
 shift
 SECONDS_RUN=10
@@ -24,6 +26,7 @@ while [ $# -gt 0 ]; do
     --seconds) SECONDS_RUN=$2; shift 2 ;;
     --rounds) ROUNDS=$2; shift 2 ;;
     --peers) PEERS=$2; shift 2 ;;
+    --results) BENCH_RESULTS=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -53,6 +56,9 @@ printf '%-8s %-5s %-9s %-10s %-8s %-8s %-14s %-8s %-8s %-9s %-6s %s\n' server ro
   lost/sent fwd_cpu fix_cpu perf_cpu conns "load avg"
 RESULTS=$WORK/results
 : >"$RESULTS"
+ROUNDS_TSV=$WORK/rounds.tsv
+printf 'server\tround\tnoerror_pct\tnoerror_qps\trefused\tservfail\tlost\tsent\tfwd_cpu_per_1k\tfix_cpu_per_1k\tperf_cpu_per_1k\tconns\tload1\n' \
+  >"$ROUNDS_TSV"
 port=5400
 for round in $(seq 1 "$ROUNDS"); do
   for kind in "${KINDS[@]}"; do
@@ -74,12 +80,15 @@ for round in $(seq 1 "$ROUNDS"); do
     servfail=$(dnsperf_rcode "$out" SERVFAIL)
     awk -v k="$kind" -v rd="$round" -v s="${sent:-0}" -v n="${noerr:-0}" -v r="${refused:-0}" -v f="${servfail:-0}" \
       -v l="${lost:-0}" -v rt="${rt:-0}" -v la="$load" -v hz="$HZ" -v sc="$((srv1 - srv0))" -v fc="$((fix1 - fix0))" \
-      -v pc="${perf_ticks:-0}" -v res="$RESULTS" -v ac="$((acc1 - acc0))" 'BEGIN {
+      -v pc="${perf_ticks:-0}" -v res="$RESULTS" -v ac="$((acc1 - acc0))" -v tsv="$ROUNDS_TSV" 'BEGIN {
         k1 = (n > 0 ? 1000 / n / hz : 0)
         pct = (s > 0 ? 100 * n / s : 0); qps = (rt > 0 ? n / rt : 0)
         printf "%-8s %-5d %-9.2f %-10.0f %-8d %-8d %-14s %-8.4f %-8.4f %-9.4f %-6d %s\n", k, rd, pct, qps, r, f, l "/" s,
           sc * k1, fc * k1, pc * k1, ac, la
         printf "%s %.4f %.1f %.5f %.5f %.5f\n", k, pct, qps, sc * k1, fc * k1, pc * k1 >> res
+        split(la, l1, " ")
+        printf "%s\t%d\t%.4f\t%.1f\t%d\t%d\t%d\t%d\t%.5f\t%.5f\t%.5f\t%d\t%s\n", k, rd, pct, qps, r, f, l, s,
+          sc * k1, fc * k1, pc * k1, ac, l1[1] >> tsv
       }'
     kill -TERM "$SRV_PID"; wait "$SRV_PID" 2>/dev/null || true
   done
@@ -95,3 +104,7 @@ for kind in "${KINDS[@]}"; do
     'BEGIN { printf "%-8s %-9.2f %-10.0f %-8.4f %-8.4f %-9.4f %s\n", k, p, q, s, f, d, (q > 0 ? sprintf("%.2fx", nx / q) : "-") }'
 done
 echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+peers=()
+for kind in "${KINDS[@]}"; do [ "$kind" = nxdns ] || peers+=(--peer "$kind"); done
+result_json outstanding_500 --table "rounds=$ROUNDS_TSV" --nxdns "nxdns=$BUILD/src/cli/nxdns" "${peers[@]}" --peer dnsperf \
+  --param clients=10 --param outstanding=500 --param "seconds=$SECONDS_RUN" --param "rounds=$ROUNDS"

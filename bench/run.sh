@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # nxdns benchmark suite: one entry point, loopback only.
 #
-#   bash bench/run.sh [--runs N] [--only SECTIONS] [--servers LIST] [--out DIR]
+#   bash bench/run.sh [--runs N] [--only SECTIONS] [--servers LIST] [--out DIR] [--results DIR]
 #
 #   --runs N          burst repetitions per row; the table shows the median
 #                     and the best..worst range (default 3)
-#   --only SECTIONS   comma-separated subset of: bursts,states,wan,doh,
-#                     sustained,memory,cpu,handshake (default: all of them)
+#   --only SECTIONS   comma-separated subset of: states,wan,doh,sustained,
+#                     memory,cpu,handshake (the default: all of them) and
+#                     bursts (cold and warm bursts at 0 and 40 ms, which the
+#                     states section covers at 40 ms; only when named)
 #   --servers LIST    comma-separated subset of:
 #                     nxdns-2.28,nxdns-3.6,unbound,stubby,kresd
 #   --out DIR         where the report and raw files go (default /tmp/nxdns-bench.<time>)
+#   --results DIR     where each section writes its figures as SECTION.json
+#                     (default OUT/results); bench/render_performance.py
+#                     renders docs/performance.md from bench/results/
 #
 # Everything runs inside a network namespace of its own (ip netns add
 # nxdns-bench-$$, only `lo` up, deleted on exit), so no packet can leave the
@@ -32,14 +37,15 @@
 # Every upstream is the project's DoT fixture built against mbedTLS 3.6 (it
 # speaks TLS 1.3 to whoever can), so each row talks to the same server and
 # only the forwarder in the middle changes. docs/performance.md explains
-# every column. Budget: about 17 minutes with the defaults (states: ~6, wan: ~2,
-# handshake: ~2).
+# every column. Budget: about 25 minutes with the defaults (states: ~9, sustained:
+# ~4, wan, memory, cpu, handshake: ~2.5 each, doh: ~1.5).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=3
-ONLY=bursts,states,wan,doh,sustained,memory,cpu,handshake
+ONLY=states,wan,doh,sustained,memory,cpu,handshake
 SERVERS=nxdns-2.28,nxdns-3.6,unbound,stubby,kresd
 OUT=
+RESULTS=
 ARGS=("$@")
 while [ $# -gt 0 ]; do
   case $1 in
@@ -47,7 +53,8 @@ while [ $# -gt 0 ]; do
     --only) ONLY=$2; shift 2 ;;
     --servers) SERVERS=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
-    -h|--help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --results) RESULTS=$2; shift 2 ;;
+    -h|--help) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench/run.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -82,7 +89,10 @@ if [ "${NXDNS_BENCH_INSIDE:-0}" != 1 ]; then
 
   [ -n "$OUT" ] || OUT=/tmp/nxdns-bench.$(date -u +%Y%m%dT%H%M%SZ)
   mkdir -p "$OUT"
-  export NXDNS_BENCH_INSIDE=1 NXDNS_BENCH_OUT=$OUT NXDNS_BENCH_228=$T228 NXDNS_BENCH_36=$T36
+  [ -n "$RESULTS" ] || RESULTS=$OUT/results
+  mkdir -p "$RESULTS"
+  RESULTS=$(cd "$RESULTS" && pwd)
+  export NXDNS_BENCH_INSIDE=1 NXDNS_BENCH_OUT=$OUT NXDNS_BENCH_228=$T228 NXDNS_BENCH_36=$T36 BENCH_RESULTS=$RESULTS
   NS=nxdns-bench-$$
   if ip netns add "$NS" 2>"$OUT/netns.err"; then
     netns_cleanup() {
@@ -113,6 +123,12 @@ source "$ROOT/tests/integration/lib.sh" >/dev/null
 set +e
 # shellcheck source=bench/lib.sh
 source "$ROOT/bench/lib.sh"
+BENCH_COMMAND="bash bench/run.sh ${ARGS[*]}"
+if [ -n "${NXDNS_BENCH_NETNS:-}" ]; then
+  BENCH_ISOLATION="network namespace (only lo up)"
+else
+  BENCH_ISOLATION="host loopback (no network namespace)"
+fi
 # shellcheck source=bench/states.sh
 source "$ROOT/bench/states.sh"
 # shellcheck source=bench/wan_return.sh
@@ -211,12 +227,14 @@ section_bursts() {
   echo "== bursts: 30 concurrent unique names, one DoT upstream (fixture), median of $RUNS runs (best..worst)"
   printf '%-11s %-9s %-4s %-7s %-19s %-6s %-7s %-19s %-6s %-6s %s\n' server upstream TLS \
     "cold ms" "cold ratio" stair "warm ms" "warm ratio" stair "bad" conns
-  local srv kind
+  local srv kind run
+  tsv server kind run tls cold_ms cold_ratio cold_stair warm_ms warm_ratio warm_stair bad conns >"$WORK/bursts-runs.tsv"
   for kind in rtt0 rtt40 serial40; do
     for srv in "${SRV_LIST[@]}"; do
       local cw=() cr=() cs=() ww=() wr=() ws=() cn=() bad=0 tls='?' a b c d e f g h i
-      for _ in $(seq 1 "$RUNS"); do
+      for run in $(seq 1 "$RUNS"); do
         read -r a b c d e f g h i < <(burst_once "$srv" "$kind")
+        tsv "$srv" "$kind" "$run" "$h" "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$i" >>"$WORK/bursts-runs.tsv"
         cw+=("$a") cr+=("$b") cs+=("$c") ww+=("$d") wr+=("$e") ws+=("$f") cn+=("$i")
         bad=$((bad + ${g:-30}))
         tls=$h
@@ -234,12 +252,14 @@ section_bursts() {
   echo "(0 = all at once, 1 = one after another); bad = SERVFAIL + timeouts + other errors over all runs (60 queries a run);"
   echo "conns = TLS connections the fixture accepted in one run; rtt40 = 40 ms simulated round trip;"
   echo "serial40 = upstream answers one query per connection at a time, 10 ms think time, 40 ms RTT"
+  run_result bursts --table "runs=$WORK/bursts-runs.tsv" --param names=30 --param rtt_ms=40 \
+    --param "fixture_flags=${BENCH_FIXTURE_FLAGS[*]}"
 }
 
 # ------------------------------------------------------------------ memory
 # VmRSS of a server idle (started, no query), after a cold and a warm 30-name
 # burst, and (nxdns) with 2 upstreams x 8 open sessions.
-two_by_eight() {  # two_by_eight SERVER -> "rss_kib hwm_kib sessions0 sessions1"
+two_by_eight() {  # two_by_eight SERVER -> "rss_kib hwm_kib sessions0 sessions1 anon_kib file_kib pss_kib"
   local srv=$1 tree mark addr pa pb http s0 s1 i
   tree=$(tree_of "$srv") || return 1
   mark=$(pids_mark)
@@ -283,7 +303,7 @@ log:
   level: error
 YAML
   nxdns_run "$tree" "$WORK/two.yaml" "$WORK/two.log"
-  wait_tcp "$addr" 5300 "$SRV_PID" 10 || { pids_release "$mark"; echo "- - - -"; return; }
+  wait_tcp "$addr" 5300 "$SRV_PID" 10 || { pids_release "$mark"; echo "- - - - - - -"; return; }
   for i in 1 2 3 4 5; do
     timeout 20 "$NXDNS" burst --server "$addr:5300" --names 64 --zone b.test --json >/dev/null 2>&1
     s1=$(open_sessions "$addr:$http" 1)
@@ -299,7 +319,7 @@ YAML
   done
   sleep 0.3
   smaps_summary "$SRV_PID" >"$OUT/smaps-$srv-2x8.txt"
-  echo "$(rss_kib "$SRV_PID") $(hwm_kib "$SRV_PID") ${s0:-?} ${s1:-?}"
+  echo "$(rss_kib "$SRV_PID") $(hwm_kib "$SRV_PID") ${s0:-?} ${s1:-?} $(smaps_kib "$SRV_PID")"
   server_stop
   pids_release "$mark"
 }
@@ -309,7 +329,10 @@ section_memory() {
   echo
   echo "== memory: VmRSS (MiB) of the forwarder process"
   printf '%-11s %-8s %-12s %-22s %s\n' server idle "after burst" "2 upstreams x 8 sess" "peak (VmHWM)"
-  local srv mark addr idle after two hwm s0 s1
+  local srv mark addr idle after two hwm s0 s1 idle_smaps two_kib anon2 file2 pss2 burst_hwm two_hwm
+  tsv server idle_kib idle_anon_kib idle_file_kib idle_pss_kib after_burst_kib hwm_kib \
+    two_by_eight_kib two_by_eight_hwm_kib sessions0 sessions1 two_by_eight_anon_kib two_by_eight_file_kib \
+    two_by_eight_pss_kib >"$WORK/memory.tsv"
   for srv in "${SRV_LIST[@]}"; do
     mark=$(pids_mark)
     start_fixture up "$WORK/pki" "${BENCH_FIXTURE_FLAGS[@]}"
@@ -317,6 +340,8 @@ section_memory() {
     server_start "$srv" "$addr" 5300 "$FIX_PORT_up" "$WORK/pki" || { pids_release "$mark"; continue; }
     sleep 1
     idle=$(rss_kib "$SRV_PID")
+    idle_smaps=$(smaps_kib "$SRV_PID")
+    [ -n "$idle_smaps" ] || idle_smaps="- - -"
     smaps_summary "$SRV_PID" >"$OUT/smaps-$srv-idle.txt"
     timeout 20 "$NXDNS" burst --server "$addr:5300" --names 30 --cold --json >/dev/null 2>&1
     timeout 20 "$NXDNS" burst --server "$addr:5300" --names 30 --json >/dev/null 2>&1
@@ -325,11 +350,16 @@ section_memory() {
     hwm=$(hwm_kib "$SRV_PID")
     server_stop
     pids_release "$mark"
-    two="n/a (1 upstream)"
+    two="n/a (1 upstream)" two_kib=- s0=- s1=- anon2=- file2=- pss2=-
+    burst_hwm=$hwm two_hwm=-
     if [[ $srv == nxdns-* ]]; then
-      read -r two hwm s0 s1 < <(two_by_eight "$srv")
-      two="$(mib "$two") ($s0+$s1 sess)"
+      read -r two_kib two_hwm s0 s1 anon2 file2 pss2 < <(two_by_eight "$srv")
+      hwm=$two_hwm
+      two="$(mib "$two_kib") ($s0+$s1 sess)"
     fi
+    # shellcheck disable=SC2086  # idle_smaps is three figures
+    tsv "$srv" "$idle" $idle_smaps "$after" "$burst_hwm" "$two_kib" "$two_hwm" "$s0" "$s1" "$anon2" "$file2" "$pss2" \
+      >>"$WORK/memory.tsv"
     printf '%-11s %-8s %-12s %-22s %s\n' "$srv" "$(mib "$idle")" "$(mib "$after")" "$two" "$(mib "$hwm")"
   done
   local f
@@ -338,6 +368,7 @@ section_memory() {
   done
   echo "2 upstreams x 8 sessions: sessions counted by nxdns_upstream_open_sessions on /metrics (upstream 0 + 1);"
   echo "peak = VmHWM of the 2x8 run for nxdns, of the burst run for the peers"
+  run_result memory --table "servers=$WORK/memory.tsv" --param names=30 --param "fixture_flags=${BENCH_FIXTURE_FLAGS[*]}"
 }
 
 # --------------------------------------------------------------------- CPU
@@ -355,7 +386,9 @@ section_cpu() {
   echo
   echo "== CPU: instructions per forwarded query, warm session, one query at a time (callgrind)"
   printf '%-11s %-4s %-12s %-12s %-14s %s\n' server TLS "Ir/${CPU_N1}q" "Ir/${CPU_N2}q" "Ir per query" "answers"
-  local srv mark addr d1 d2 i1 i2 n1 n2 dumps
+  local srv mark addr d1 d2 i1 i2 n1 n2 dumps per
+  tsv server tls ir_window1 ir_window2 queries1 queries2 noerror1 noerror2 ir_per_query >"$WORK/cpu.tsv"
+  tsv server share_pct ir function >"$WORK/cpu-top.tsv"
   for srv in "${SRV_LIST[@]}"; do
     mark=$(pids_mark)
     start_fixture up "$WORK/pki" "${BENCH_FIXTURE_FLAGS[@]}"
@@ -381,9 +414,10 @@ section_cpu() {
     d2=${dumps%.1}.2
     i1=$(ir_of "$d1" 2>/dev/null)
     i2=$(ir_of "$d2" 2>/dev/null)
+    per=$(awk -v a="$i1" -v b="$i2" -v n1="$CPU_N1" -v n2="$CPU_N2" 'BEGIN{ if (a != "" && b != "") printf "%.0f", (b - a) / (n2 - n1); else print "-" }')
     printf '%-11s %-4s %-12s %-12s %-14s %s\n' "$srv" "$(fixture_tls "$WORK/up.stats")" "${i1:--}" "${i2:--}" \
-      "$(awk -v a="$i1" -v b="$i2" -v n1="$CPU_N1" -v n2="$CPU_N2" 'BEGIN{ if (a != "" && b != "") printf "%.0f", (b - a) / (n2 - n1); else print "-" }')" \
-      "$n1/$CPU_N1 + $n2/$CPU_N2"
+      "$per" "$n1/$CPU_N1 + $n2/$CPU_N2"
+    tsv "$srv" "$(fixture_tls "$WORK/up.stats")" "${i1:--}" "${i2:--}" "$CPU_N1" "$CPU_N2" "$n1" "$n2" "$per" >>"$WORK/cpu.tsv"
     if [ -f "$d2" ]; then
       cp "$d2" "$OUT/callgrind-$srv.out"
       callgrind_annotate --threshold=100 "$d2" >"$OUT/profile-$srv.txt" 2>/dev/null
@@ -398,8 +432,14 @@ section_cpu() {
     [ -f "$p" ] || continue
     echo
     echo "-- $srv: top functions by own instructions over the $CPU_N2-query window (share of the window)"
-    top_functions "$p" 10
+    top_functions "$p" 10 | tee "$WORK/top-$srv.txt"
+    # "  12.3%  1,234,567  function (object)" -> server, share, Ir, function
+    awk -v s="$srv" '{ share = $1; sub(/%$/, "", share); ir = $2; gsub(",", "", ir)
+      fn = $0; sub(/^ *[0-9.]+% +[0-9,]+ +/, "", fn); printf "%s\t%s\t%s\t%s\n", s, share, ir, fn }' \
+      "$WORK/top-$srv.txt" >>"$WORK/cpu-top.tsv"
   done
+  run_result cpu --table "servers=$WORK/cpu.tsv" --table "top=$WORK/cpu-top.tsv" --peer dnsperf --peer valgrind \
+    --param "queries1=$CPU_N1" --param "queries2=$CPU_N2" --param "fixture_flags=${BENCH_FIXTURE_FLAGS[*]}"
 }
 
 # --------------------------------------------------------------------- run
@@ -409,6 +449,7 @@ section_cpu() {
   for sec in bursts states wan doh sustained memory cpu handshake; do
     want "$sec" || continue
     t0=$(date +%s)
+    BENCH_LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
     (
       WORK=$(mktemp -d "${TMPDIR:-/tmp}/nxdns-bench-$sec.XXXXXX")
       PIDS=()

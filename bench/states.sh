@@ -8,12 +8,14 @@
 #
 # Every row: a fresh upstream path (fixture -> 40 ms delay relay) and a fresh
 # forwarder, then:
+#   first        no session ever: the first burst after start
 #   one-open     restart, one query (opens one session), burst
+#   warm         a burst opens sessions, then the measured burst
 #   idle-closed  a burst opens sessions; the upstream closes them all while
 #                idle (fixture --idle-close-ms); then the burst is measured
-#   first        no session ever: the first burst after start
-#   serial-one   serial upstream (one query at a time per connection, 10 ms
-#                each), restart, one query, burst
+#   serial-first serial upstream (one query at a time per connection, 10 ms
+#                each), the first burst after start
+#   serial-one   serial upstream, restart, one query, burst
 #   serial-warm  serial upstream, a burst, then the measured burst
 #   first-slow   as `first`, with the forwarder's CPU held to a Pi-class share
 #                (SLOW_CPU_PERCENT of one core, through a cgroup CPU quota):
@@ -36,7 +38,7 @@
 # idle-closed) a pre above 0 means the forwarder was not in that state.
 STATE_IDLE_MS=1000
 STATE_SETTLE_MS=1000
-STATE_LIST=(one-open idle-closed first serial-one serial-warm first-slow)
+STATE_LIST=(first one-open warm idle-closed serial-first serial-one serial-warm first-slow)
 # 20 % of one core: mbedTLS 3.6's full TLS 1.3 handshake (5-6 ms on this
 # machine's x86-64 core) then takes ~25-30 ms, inside the Pi 4 estimate of
 # 20-55 ms (docs/performance.md, "Handshake CPU").
@@ -115,7 +117,7 @@ burst_state_once() {
     # nxdns burst's warm mode sends its single query first: that query is
     # the "one query" that opens the one session.
     one-open | serial-one) mode=() ;;
-    first | first-slow) mode=(--cold) ;;
+    first | first-slow | serial-first) mode=(--cold) ;;
     idle-closed)
       timeout 30 "$NXDNS" burst --server "$addr:5300" --names 30 --zone open.test --json >/dev/null 2>&1
       # The fixture closes every session once it has been idle this long;
@@ -123,7 +125,7 @@ burst_state_once() {
       sleep "$(awk -v m="$STATE_IDLE_MS" 'BEGIN { print m / 1000 + 1 }')"
       mode=(--cold)
       ;;
-    serial-warm)
+    warm | serial-warm)
       timeout 30 "$NXDNS" burst --server "$addr:5300" --names 30 --cold --zone open.test --json >/dev/null 2>&1
       mode=()
       ;;
@@ -144,27 +146,30 @@ burst_state_once() {
 section_states() {
   make_pki "$WORK/pki" dot.test
   : >"$OUT/states.tsv"
+  tsv state server run tls wall_ms ratio stair bad conns resumed pre >"$WORK/states-runs.tsv"
   echo
   echo "== burst by daemon state: 30 unique names, one DoT upstream (fixture, session tickets), 40 ms RTT," \
     "median of $RUNS runs (best..worst)"
   printf '%-12s %-11s %-5s %-8s %-19s %-6s %-5s %-6s %-7s %s\n' state server TLS "wall ms" ratio stair bad conns resumed pre
-  local state srv
+  local state srv run skipped=()
   for state in "${STATE_LIST[@]}"; do
     if [ "$state" = first-slow ] && ! slow_cpu_group; then
       echo "first-slow   skipped: no writable cgroup CPU controller (needs root)"
+      skipped+=("$state")
       continue
     fi
     for srv in "${SRV_LIST[@]}"; do
       local w=() r=() s=() cn=() rs=() pr=() bad=0 tls='?' a b c d e f g h note
-      for _ in $(seq 1 "$RUNS"); do
+      for run in $(seq 1 "$RUNS"); do
         read -r a b c d e f g h < <(burst_state_once "$srv" "$state")
+        tsv "$state" "$srv" "$run" "$e" "$a" "$b" "$c" "$d" "$f" "$g" "$h" >>"$WORK/states-runs.tsv"
         w+=("$a") r+=("$b") s+=("$c") cn+=("$f") rs+=("$g") pr+=("$h")
         bad=$((bad + ${d:-30}))
         tls=$e
       done
       note=
       case $state in
-        first | first-slow | idle-closed)
+        first | first-slow | serial-first | idle-closed)
           for h in "${pr[@]}"; do
             if [ "$h" != 0 ]; then note="  NOT in this state: sessions open before the burst (pre)"; fi
           done
@@ -178,6 +183,10 @@ section_states() {
     done
   done
   slow_cpu_cleanup
+  run_result states --table "runs=$WORK/states-runs.tsv" --param names=30 --param rtt_ms=40 \
+    --param "idle_close_ms=$STATE_IDLE_MS" --param "settle_ms=$STATE_SETTLE_MS" \
+    --param "slow_cpu_percent=$SLOW_CPU_PERCENT" --param "skipped=${skipped[*]}" \
+    --param "fixture_flags=${BENCH_FIXTURE_FLAGS[*]} --session-tickets"
   echo "ratio = burst wall / one warm query of the same run; bad = SERVFAIL + timeouts + other errors over all runs;"
   echo "conns = TLS connections the fixture accepted in one run (all bursts of the row); resumed = of those, resumed"
   echo "from a session ticket (counted when the handshake completed: headroom dials still under way when the"

@@ -31,6 +31,8 @@ sust_row() {  # sust_row LABEL TLS QPS P50 P99 LOST CONNS SRVCPU FIXCPU USQ
   printf '%-24s %-4s %-9s %-8s %-8s %-12s %-6s %-8s %-8s %s\n' "$@"
 }
 pct_of() { awk -v t="$1" -v hz="$HZ" -v rt="$2" 'BEGIN{ if (rt > 0) printf "%.0f%%", 100 * t / hz / rt; else print "-" }'; }
+# share_of TICKS RUNTIME -> the share of one core, as a fraction ("-" without a run time)
+share_of() { awk -v t="$1" -v hz="$HZ" -v rt="$2" 'BEGIN{ if (rt > 0) printf "%.3f", t / hz / rt; else print "-" }'; }
 
 section_sustained() {
   make_pki "$WORK/pki" dot.test
@@ -39,6 +41,8 @@ section_sustained() {
   sust_row server TLS "NOERR/s" "p50 ms" "p99 ms" "lost/sent" conns "srv CPU" "fix CPU" "srv us/q"
   local srv mark addr f0 f1 c0 c1 qps p50 p99 sent lost rt n fixpid round
   : >"$WORK/sust.tsv"
+  tsv round server tls noerror_qps p50_ms p99_ms sent lost conns srv_cpu_share fix_cpu_share us_per_answer \
+    >"$WORK/sust-rounds.tsv"
   # Rounds interleave the servers, so a slow phase of the machine spreads
   # over all of them instead of landing on one.
   for round in $(seq 1 "$SUST_RUNS"); do
@@ -56,6 +60,8 @@ section_sustained() {
     sust_row "#$round fixture direct" "$(fixture_tls "$WORK/up.stats")" "$qps" "$p50" "$p99" "$lost/$sent" \
       "$(stat "$WORK/up.stats" accepts)" "-" "$(pct_of $((f1 - f0)) "$rt")" "-"
     printf 'fixture-direct\t%s\t%s\t%s\t-\n' "$qps" "$p50" "$p99" >>"$WORK/sust.tsv"
+    tsv "$round" fixture-direct "$(fixture_tls "$WORK/up.stats")" "$qps" "$p50" "$p99" "$sent" "$lost" \
+      "$(stat "$WORK/up.stats" accepts)" - "$(share_of $((f1 - f0)) "$rt")" - >>"$WORK/sust-rounds.tsv"
     pids_release "$mark"
     for srv in "${SRV_LIST[@]}"; do
       mark=$(pids_mark)
@@ -84,6 +90,9 @@ section_sustained() {
       sust_row "#$round $srv" "$(fixture_tls "$WORK/up.stats")" "$qps" "$p50" "$p99" "$lost/$sent" \
         "$(stat "$WORK/up.stats" accepts)" "$(pct_of $((c1 - c0)) "$rt")" "$(pct_of $((f1 - f0)) "$rt")" "$usq"
       printf '%s\t%s\t%s\t%s\t%s\n' "$srv" "$qps" "$p50" "$p99" "$usq" >>"$WORK/sust.tsv"
+      tsv "$round" "$srv" "$(fixture_tls "$WORK/up.stats")" "$qps" "$p50" "$p99" "$sent" "$lost" \
+        "$(stat "$WORK/up.stats" accepts)" "$(share_of $((c1 - c0)) "$rt")" "$(share_of $((f1 - f0)) "$rt")" "$usq" \
+        >>"$WORK/sust-rounds.tsv"
       grep -v '^>' "$WORK/perf-$srv.out" >"$OUT/dnsperf-$srv-round$round.txt"
       pids_release "$mark"
     done
@@ -107,4 +116,6 @@ section_sustained() {
   done
   echo "NOERR/s = NOERROR answers / run time; p50/p99 over NOERROR answers (dnsperf -v); lost = timed out;"
   echo "CPU = share of one core over the run (srv: the forwarder, fix: the fixture); us/q = forwarder CPU per answer"
+  run_result sustained --table "rounds=$WORK/sust-rounds.tsv" --peer dnsperf --param "outstanding=$SUST_Q" \
+    --param "seconds=$SUST_L" --param "rounds=$SUST_RUNS" --param "fixture_flags=${BENCH_FIXTURE_FLAGS[*]}"
 }

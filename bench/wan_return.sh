@@ -61,6 +61,8 @@ for ln in open(sys.argv[1]):
     print("%-11s %-28s %-8s %-28s %-8s %s" % (r["server"], show(first), med(first), show(ans), med(ans), outage))
 PY
   pids_release "$mark"
+  run_result wan --jsonl "servers=$OUT/wan.json" --param "outage_s=$WAN_OUTAGE_S" --param "rate=$WAN_RATE" \
+    --param "cycles=$WAN_CYCLES" --param rtt_ms=40 --param "fixture_flags=${BENCH_FIXTURE_FLAGS[*]} --session-tickets"
   echo "first query = a new name sent at the instant the path came back (latency; an rcode or timeout if it got no"
   echo "answer); first answer after return = from that instant to the first NOERROR answer to any name sent after it;"
   echo "during the outage = rcodes of the names asked during it (timeout: no answer within 8 s). One round trip is"
