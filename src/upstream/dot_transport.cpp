@@ -84,7 +84,13 @@ Transport::ExchangeId DotTransport::start(dns::ByteView query, Completion done) 
   const ExchangeId id = next_id_++;
   Exchange ex;
   ex.done = std::move(done);
-  ex.query.assign(query.begin(), query.end());
+  // Prepared once: every copy (placement, hedge, re-send, redial, requeue)
+  // differs from it only in its wire ID. Empty when the codec rejects the
+  // query; its first copy then fails (enqueue_copy).
+  dns::UpstreamQueryOptions qo;
+  qo.pad_block = dns::encrypted_query_pad_block;
+  qo.tcp_keepalive = true;  // RFC 7828 §3.2.1: ask the server how long it keeps idle sessions
+  ex.query = dns::prepare_upstream_query(query, qo);
   ex.client_id = dns::get_id(query);
   auto [it, inserted] = live_.emplace(id, std::move(ex));
   (void)inserted;
@@ -174,11 +180,9 @@ std::optional<std::uint16_t> DotTransport::enqueue_copy(ExchangeId id, Exchange&
     *why = "no DNS ID available (random generator failed)";
     return std::nullopt;
   }
-  dns::UpstreamQueryOptions qo;
-  qo.pad_block = dns::encrypted_query_pad_block;
-  qo.tcp_keepalive = true;  // RFC 7828 §3.2.1: ask the server how long it keeps idle sessions
-  qo.id = *wire_id;
-  std::optional<dns::StreamMessage> wire = dns::StreamMessage::from(dns::prepare_upstream_query(ex.query, qo));
+  dns::Bytes copy = ex.query;
+  if (copy.size() >= dns::header_size) dns::set_id(copy, *wire_id);
+  std::optional<dns::StreamMessage> wire = dns::StreamMessage::from(std::move(copy));
   if (!wire) {
     // The listeners forward only queries the codec accepts; anything else
     // here is a caller bug, reported as the closest thing we have.

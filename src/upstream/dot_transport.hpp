@@ -100,7 +100,7 @@ class DotTransport final : public Transport, private DotSession::Listener {
  private:
   struct Exchange {
     Completion done;
-    dns::Bytes query;  // as handed to start(): prepared with a new wire ID for every copy
+    dns::Bytes query;  // the upstream query (prepare_upstream_query); each copy sets its wire ID
     std::uint16_t client_id = 0;
     // Where it is on the wire: one copy, or two on different sessions
     // (exchange_fate.hpp). Whichever answers first wins; the other copy's
