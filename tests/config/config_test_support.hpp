@@ -17,6 +17,11 @@ namespace nxdns::config::test_support {
 
 inline const char* const kSrc = "test.yaml";
 
+inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+// An error text that must name a key, a file or a line: on failure the
+// whole text is shown.
+#define CHECK_CONTAINS(s, part) CHECK_TEXT(::nxdns::config::test_support::contains((s), (part)), (s).c_str())
+
 // A minimal valid upstream block, two lines.
 inline const std::string kUp =
     "upstreams:\n"

@@ -10,11 +10,6 @@
 using namespace nxdns::config;
 using namespace nxdns::config::test_support;
 
-namespace {
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-#define CHECK_CONTAINS(s, part) CHECK_TEXT(contains((s), (part)), (s).c_str())
-}  // namespace
-
 TEST_GROUP(LocalNamesConfig){};
 
 TEST(LocalNamesConfig, DefaultsWhenAbsent) {
