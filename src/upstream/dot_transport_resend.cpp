@@ -84,6 +84,7 @@ void DotTransport::ensure_stall_check() {
 
 void DotTransport::check_stalls() {
   const loop::TimePoint now = sched_.now();
+  const auto floor = detector_.latency_floor();
   // An upstream proven to pipeline (answers that came together or out of
   // order) that is slow on one query is a recursive resolver's cache miss,
   // not a frontend that drops queries: the straggler gets its one duplicate
@@ -105,7 +106,6 @@ void DotTransport::check_stalls() {
       const auto it = live_.find(u.id);
       if (it == live_.end()) continue;
       Exchange& ex = it->second;
-      const auto floor = detector_.latency_floor();
       const auto stall =
           stall_deadline(StallInputs{u.written_at, s.newest_answered_written(), s.last_answer_at(), floor});
       if (!stall || stall->at > now) continue;
