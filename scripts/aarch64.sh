@@ -127,23 +127,17 @@ else
 fi
 
 # ------------------------------------------------------------- configure
-# ccache (Debian's package) keys on the compiler binary, so native and cross
-# objects share one cache without colliding. CI clones into a new folder
-# each run: BASEDIR + NOHASHDIR make those clones hit the same entries.
-launcher=()
-if command -v ccache >/dev/null; then
-  export CCACHE_DIR=${NXDNS_CCACHE_DIR:-/var/cache/nxdns/ccache}
-  export CCACHE_BASEDIR=$ROOT CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-3G}
-  mkdir -p "$CCACHE_DIR"
+source "$ROOT/scripts/ccache.sh"
+use_ccache "$ROOT"
+if [ "${#LAUNCHER[@]}" -gt 0 ]; then
   ccache -z >/dev/null
-  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   step "ccache: $CCACHE_DIR"
 fi
 
 step "configure (cmake --preset aarch64) in $BUILD"
 mkdir -p "$BUILD"
 read -ra cmake_extra <<<"${NXDNS_AARCH64_CMAKE:-}"
-if ! cmake --preset aarch64 -B "$BUILD" "${launcher[@]}" "${cmake_extra[@]}" >"$BUILD/configure.log" 2>&1; then
+if ! cmake --preset aarch64 -B "$BUILD" "${LAUNCHER[@]}" "${cmake_extra[@]}" >"$BUILD/configure.log" 2>&1; then
   cat "$BUILD/configure.log"
   exit 1
 fi
@@ -165,7 +159,7 @@ if ! cmake --build "$BUILD" -j"$JOBS" "${targets[@]}" >"$BUILD/build.log" 2>&1; 
 fi
 grep -E "warning:" "$BUILD/build.log" || true
 step "built in $((SECONDS - t_build)) s"
-if [ ${#launcher[@]} -gt 0 ]; then
+if [ ${#LAUNCHER[@]} -gt 0 ]; then
   ccache -s | grep -E "^(Hits|Misses|Cacheable)|Hits:|Misses:" | sed 's/^/  ccache /' || true
 fi
 

@@ -82,18 +82,11 @@ stage() {
 
 have_stage() { [[ " $STAGES " == *" $1 "* ]]; }
 
-# ccache, shared by every stage through one machine-wide directory: most of a
-# repeated run's build time is compiling what did not change. CI clones into
-# a new folder each run: BASEDIR + NOHASHDIR let those clones hit the same
-# entries. Sets LAUNCHER (empty without ccache); called once the deps stage
-# has installed it.
+# Every compiling stage builds through the machine-wide ccache (most of a
+# repeated run's build time is compiling what did not change); LAUNCHER is
+# set once the deps stage has installed it.
+source "$ROOT/scripts/ccache.sh"
 LAUNCHER=()
-use_ccache() {
-  command -v ccache >/dev/null || return 0
-  export CCACHE_DIR=${NXDNS_CCACHE_DIR:-/var/cache/nxdns/ccache}
-  export CCACHE_BASEDIR=$ROOT CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
-  LAUNCHER=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-}
 
 configure_build_test() {
   local dir=$1
@@ -152,7 +145,7 @@ stage_aarch64() { NXDNS_AARCH64_BUILD=$OUT/aarch64 NXDNS_JOBS=$JOBS bash "$ROOT/
 echo "nxdns test suite: stages: $STAGES$([ "$CI_MODE" = 1 ] && echo " (CI=true: skips fail)")"
 stage deps bash "$ROOT/scripts/install-deps.sh"
 [ "${RESULT[deps]}" = passed ] || { echo "dependency installation failed"; exit 1; }
-use_ccache
+use_ccache "$ROOT"
 
 # Stages backed by their own script are visible skips until that script exists.
 stage_script() { case $1 in fuzz) echo fuzz.sh ;; nix) echo nix-checks.sh ;; aarch64) echo aarch64.sh ;; esac; }
