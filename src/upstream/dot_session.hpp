@@ -1,35 +1,24 @@
 #pragma once
-// One DNS-over-TLS connection (RFC 7858) driven by libevent readiness: a
-// non-blocking TCP socket, an mbedtls_ssl_context over the tls_bio callbacks,
-// RFC 7766 two-byte framing, and pipelining (RFC 7858 §3.3): several queries
-// outstanding at once, each response matched by ID and validated against the
-// question it answers, in whatever order the server sends them.
+// What DotTransport sees of one DNS-over-TLS connection slot: dial it, hand
+// it exchanges, take them back, close it, and read what it learned. The
+// transport decides (placement, hedge, re-send, requeue, redial: see
+// exchange_fate.hpp); the session carries bytes and reports to its
+// Listener. TlsDotSession (tls_dot_session.hpp) is the one on the wire;
+// the transport's scenario tests drive a scripted one on the fake clock.
 //
-// A session is a slot: it is dialed, lives, closes, and may be dialed again;
-// the object itself never moves (the ssl context and the libevent events
-// point into it). It never calls user code: what it learns goes to its
-// Listener (the transport), which defers completions to the loop.
-#include <mbedtls/ssl.h>
-
+// A session is a slot: it is dialed, lives, closes, and may be dialed
+// again; the object itself never moves (the transport points at it by
+// index, and the TLS session's ssl context and events point into it).
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "dns/message.hpp"
 #include "dns/stream_message.hpp"
-#include "loop/event_handles.hpp"
-#include "loop/life_token.hpp"
 #include "loop/scheduler.hpp"
-#include "net/endpoint.hpp"
-#include "upstream/budgets.hpp"
-#include "upstream/handshake_pacer.hpp"
 #include "upstream/pipelining_detector.hpp"
-#include "upstream/tls_bio.hpp"
-#include "upstream/tls_config.hpp"
 #include "upstream/transport.hpp"
 
 namespace nxdns::upstream {
@@ -46,18 +35,6 @@ const char* describe(SessionState s);
 // How long a session may sit idle before we close it, when the server
 // advertised no edns-tcp-keepalive timeout (RFC 7828) to go by.
 inline constexpr std::chrono::milliseconds default_session_idle_timeout{30000};
-
-struct DotSessionParams {
-  net::Endpoint address;
-  std::string tls_name;  // SNI and the name the certificate must carry
-  std::chrono::milliseconds dial_timeout = default_dial_timeout;  // connect + handshake
-  std::chrono::milliseconds idle_timeout = default_session_idle_timeout;
-  // Shared by the upstream's sessions: their expensive handshake steps (the
-  // ClientHello's key share, the server flight's key agreement and
-  // certificate checks) take one loop turn each (handshake_pacer.hpp).
-  // Null: every step runs when its event fires.
-  HandshakePacer* pacer = nullptr;
-};
 
 // How a session ended, for the transport to settle what it carried.
 struct SessionEnd {
@@ -83,7 +60,7 @@ struct SessionEnd {
   std::vector<Carried> exchanges;  // in placement order
 };
 
-class DotSession final : private HandshakePacer::Stepper {
+class DotSession {
  public:
   using ExchangeId = Transport::ExchangeId;
 
@@ -92,188 +69,85 @@ class DotSession final : private HandshakePacer::Stepper {
     virtual ~Listener() = default;
     virtual void on_session_ready(DotSession& s) = 0;
     // A validated response (still carrying the wire ID) for `id`. The view
-    // points into the session's read buffer and is valid during the call
-    // only: the listener copies what it keeps (once, not twice per answer).
+    // is valid during the call only: the listener copies what it keeps
+    // (once, not twice per answer).
     virtual void on_session_response(DotSession& s, ExchangeId id, dns::ByteView response) = 0;
     // The session closed by itself (failure, peer close, idle timeout). It is
     // already `closed` and may be dialed again from inside this call.
     virtual void on_session_closed(DotSession& s, SessionEnd&& end) = 0;
   };
 
-  DotSession(event_base* base, loop::Scheduler& sched, TlsClientConfig& tls, const DotSessionParams& params,
-             Listener& listener, std::size_t index);
-  ~DotSession();  // closes quietly (close_notify if established), no callbacks
-  DotSession(const DotSession&) = delete;
-  DotSession& operator=(const DotSession&) = delete;
+  // Destroying a session closes it quietly: no listener calls.
+  virtual ~DotSession() = default;
 
   // closed -> connecting. Failures, even immediate ones, are reported later
   // from the loop through on_session_closed, never from inside dial().
-  void dial();
+  virtual void dial() = 0;
   // Queues a wire query (a complete DNS message whose ID is `wire_id`, no
   // length prefix) for writing. Allowed in connecting/handshaking/ready.
   // The type guarantees the length prefix can state its size.
-  void enqueue(ExchangeId id, std::uint16_t wire_id, dns::StreamMessage wire_query);
+  virtual void enqueue(ExchangeId id, std::uint16_t wire_id, dns::StreamMessage wire_query) = 0;
   // Takes an exchange back. `removed`: it never reached TLS and is gone;
   // `written`: it is (possibly partly) on the wire and was NOT removed — the
   // caller must close the session, since the stream position is unknown.
   enum class Withdraw { not_here, removed, written };
-  Withdraw withdraw(ExchangeId id);
+  virtual Withdraw withdraw(ExchangeId id) = 0;
   // Closes now without calling the listener. close_notify is attempted
   // (non-blocking, best effort) when established. Returns what it carried.
-  SessionEnd close(Cause cause, std::string detail, bool send_close_notify);
+  virtual SessionEnd close(Cause cause, std::string detail, bool send_close_notify) = 0;
 
-  SessionState state() const { return state_; }
-  bool open() const { return state_ != SessionState::closed; }
-  bool established() const { return state_ == SessionState::ready || state_ == SessionState::draining; }
+  virtual SessionState state() const = 0;
+  bool open() const { return state() != SessionState::closed; }
+  bool established() const { return state() == SessionState::ready || state() == SessionState::draining; }
   // Exchanges queued or outstanding: what placement balances on.
-  std::size_t load() const { return queued_.size() + outstanding_.size(); }
-  bool wire_id_in_use(std::uint16_t wire_id) const;
-  bool partial_frame_pending() const { return rbuf_.size() > roff_; }
-  const std::string& tls_version() const { return tls_version_; }
+  virtual std::size_t load() const = 0;
+  virtual bool wire_id_in_use(std::uint16_t wire_id) const = 0;
+  // Part of a response frame has arrived and is waiting for the rest.
+  virtual bool partial_frame_pending() const = 0;
+  // The TLS version the current connection negotiated ("" before).
+  virtual const std::string& tls_version() const = 0;
   // Valid responses delivered over the current connection (0 after dial()).
   // Lets the transport tell a server that closed a working connection from
   // one that never answered on it.
-  std::uint64_t responses() const { return responses_; }
-  // TLS 1.3 NewSessionTickets seen over this slot's lifetime (3.x only).
-  std::uint64_t tickets_received() const { return tickets_received_; }
-  // The ClientHello was built while the TCP connect was under way and waits
-  // in mbedTLS's output buffer for the connect to complete (see dial()).
-  bool client_hello_waiting() const { return bio_.hold_output != 0; }
-  // The ticket store this slot shares with the upstream's other slots is
-  // keyed by this.
-  TlsPeerIdentity peer_identity() const;
-  std::size_t index() const { return index_; }
+  virtual std::uint64_t responses() const = 0;
+  // TLS 1.3 NewSessionTickets seen over this slot's lifetime.
+  virtual std::uint64_t tickets_received() const = 0;
+  virtual std::size_t index() const = 0;
   // Times this slot was dialled: tells one connection of the slot from the next.
-  std::uint64_t dial_count() const { return dial_count_; }
+  virtual std::uint64_t dial_count() const = 0;
   // The timing of the answer being delivered, valid inside
   // Listener::on_session_response (what the pipelining detector learns from).
-  const AnswerTiming& last_answer_timing() const { return last_answer_timing_; }
+  virtual const AnswerTiming& last_answer_timing() const = 0;
   // Exchanges not answered yet, in the order they were (or will be) written.
   struct Unanswered {
     ExchangeId id;
     bool written;
     loop::TimePoint written_at;  // meaningful when written
   };
-  std::vector<Unanswered> unanswered() const;
+  virtual std::vector<Unanswered> unanswered() const = 0;
   // When the current connection last delivered an answer.
-  std::optional<loop::TimePoint> last_answer_at() const { return last_answer_at_; }
+  virtual std::optional<loop::TimePoint> last_answer_at() const = 0;
   // When the current connection was dialled, and when it last showed the
   // path works (its handshake completed, or an answer came): what the
   // outage rule judges it by (outage_watch.hpp).
-  loop::TimePoint dialed_at() const { return dialed_at_; }
-  std::optional<loop::TimePoint> alive_at() const;
+  virtual loop::TimePoint dialed_at() const = 0;
+  virtual std::optional<loop::TimePoint> alive_at() const = 0;
   // When the newest-written exchange this connection answered was written
   // (exchanges written in one batch share the time); nullopt before the first.
-  std::optional<loop::TimePoint> newest_answered_written() const { return newest_answered_written_; }
+  virtual std::optional<loop::TimePoint> newest_answered_written() const = 0;
   // At most this many exchanges on the wire at once (the rest wait queued):
   // 1 for an upstream that leaves pipelined queries unanswered. Kept across
   // dials; unlimited by default.
-  void set_max_outstanding(std::size_t n) { max_outstanding_ = n == 0 ? 1 : n; }
+  virtual void set_max_outstanding(std::size_t n) = 0;
   // Keepalive the server advertised on its last response (units of 100 ms).
-  std::optional<std::uint16_t> server_keepalive() const { return server_keepalive_; }
-  // How long this session may sit idle before we close it.
-  std::chrono::milliseconds idle_limit() const;
+  virtual std::optional<std::uint16_t> server_keepalive() const = 0;
 
- private:
-  struct Queued {
-    ExchangeId id;
-    std::uint16_t wire_id;
-    dns::StreamMessage query;
-  };
-  struct Outstanding {
-    ExchangeId id;
-    dns::Bytes query;  // kept to validate the response's question
-    loop::TimePoint written_at;
-    std::uint64_t seq;  // write order on this connection, from 1
-  };
+ protected:
+  DotSession() = default;
 
-  // The handshake step waiting for its turn, if any.
-  enum class PacedStep : std::uint8_t { none, client_hello, server_flight };
-
-  static void on_event(evutil_socket_t fd, short what, void* arg);
-  // True: do `step` now. False: it waits in the pacer's line (recorded in
-  // paced_) and on_handshake_turn() does it.
-  bool handshake_turn(PacedStep step);
-  void on_handshake_turn() override;
-  bool start_client_hello();
-  // What is left of the handshake needs no public-key arithmetic.
-  bool handshake_step_is_cheap() const;
-  template <class F>
-  void guarded(F&& fn) noexcept;
-  void handle(short what);
-  void finish_connect();
-  bool step_handshake();
-  bool pump();
-  bool flush_writes();
-  bool read_available();
-  bool take_frames();
-  bool handle_frame(dns::ByteView frame);
-  void set_write_interest(bool on);
-  void after_activity();
-  void on_idle();
-  void fail(Cause cause, std::string detail, std::optional<ExchangeId> culprit = std::nullopt);
-  void fail_tls(int ret, TlsPhase phase);
-  std::string certificate_detail() const;
-  void deferred_failure(Cause cause, std::string detail);
-  bool build_client_hello();
-  void offer_ticket();
-  void handshake_done();
-  void keep_ticket();
-
-  event_base* base_;
-  loop::Scheduler& sched_;
-  TlsClientConfig& tls_;
-  DotSessionParams params_;
-  Listener& listener_;
-  std::size_t index_;
-
-  SessionState state_ = SessionState::closed;
-  // Revoked by every close: a handler that called out (listener, fail)
-  // watches it to know the connection it was working on is gone, even if
-  // the slot was dialed again meanwhile (a new term) or the session itself
-  // was destroyed.
-  loop::LifeToken connection_;
-  loop::UniqueFd fd_;
-  loop::EventPtr read_ev_;
-  loop::EventPtr write_ev_;
-  bool write_armed_ = false;
-  bool ssl_live_ = false;
-  mbedtls_ssl_context ssl_;
-  nxdns_tls_bio bio_{-1, 0, 0, 0};
-  loop::Timer dial_timer_;
-  loop::Timer idle_timer_;
-  PacedStep paced_ = PacedStep::none;
-
-  std::deque<Queued> queued_;  // not yet handed to TLS
-  std::unordered_map<std::uint16_t, Outstanding> outstanding_;  // by wire ID
-  // Frames handed to TLS as one write; retried with the same bytes on
-  // WANT_WRITE as mbedtls_ssl_write requires.
-  dns::Bytes wbuf_;
-  std::size_t woff_ = 0;
-  // Received plaintext not yet split into frames.
-  dns::Bytes rbuf_;
-  std::size_t roff_ = 0;
-
-  std::string tls_version_;
-  std::optional<std::uint16_t> server_keepalive_;
-  std::uint64_t responses_ = 0;
-  std::uint64_t tickets_received_ = 0;
-  // Handshake bookkeeping of the current connection.
-  bool ticket_offered_ = false;   // a stored session went into the ClientHello
-  bool saw_certificate_ = false;  // the server sent (and we verified) its chain
-  loop::TimePoint tls_started_{};
-  HandshakeKind handshake_kind_ = HandshakeKind::full;
-  std::uint64_t dial_count_ = 0;
-  loop::TimePoint dialed_at_{};
-  std::optional<loop::TimePoint> established_at_;
-  // Answer timing for placement's pipelining detector (reset by dial()).
-  std::uint64_t next_write_seq_ = 1;
-  std::optional<loop::TimePoint> newest_answered_written_;
-  std::size_t max_outstanding_ = SIZE_MAX;
-  std::optional<loop::TimePoint> last_answer_at_;
-  std::optional<loop::TimePoint> last_answered_written_;  // when the last answer's query went out
-  bool reordered_ = false;  // this connection answered out of order at least once
-  AnswerTiming last_answer_timing_;
+ public:
+  DotSession(const DotSession&) = delete;
+  DotSession& operator=(const DotSession&) = delete;
 };
 
 }  // namespace nxdns::upstream

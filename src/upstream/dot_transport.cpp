@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "log/log.hpp"
+#include "upstream/tls_dot_session.hpp"
 #include "upstream/retry_decision.hpp"
 
 namespace nxdns::upstream {
@@ -24,31 +25,47 @@ std::unique_ptr<DotTransport> DotTransport::create(event_base* base, loop::Sched
 
 DotTransport::DotTransport(event_base* base, loop::Scheduler& sched, const DotTransportOptions& opts,
                            std::unique_ptr<TlsClientConfig> tls)
-    : base_(base),
-      sched_(sched),
-      opts_(opts),
-      tls_(std::move(tls)),
-      wire_ids_([cfg = tls_.get()](void* out, std::size_t n) { return cfg->random(out, n); }),
-      pacer_(sched),
-      completions_(sched, log::cat("dot ", opts.label)),
-      stall_timer_(sched),
-      headroom_timer_(sched),
-      sweep_timer_(sched) {
-  opts_.max_sessions = std::clamp<std::size_t>(opts_.max_sessions, 1, slots_per_entry);
+    : DotTransport(sched, opts, std::move(tls), WireIdBatch::Fill{}) {
   DotSessionParams params;
   params.address = opts_.address;
   params.tls_name = opts_.tls_name;
   params.dial_timeout = opts_.dial_timeout;
   params.idle_timeout = opts_.idle_timeout;
   params.pacer = &pacer_;
-  DotSession::Listener& listener = *this;
+  make_sessions([&](std::size_t index, DotSession::Listener& listener) -> std::unique_ptr<DotSession> {
+    return std::make_unique<TlsDotSession>(base, sched_, *tls_, params, listener, index);
+  });
+}
+
+DotTransport::DotTransport(loop::Scheduler& sched, const DotTransportOptions& opts, const SessionMaker& make,
+                           WireIdBatch::Fill ids)
+    : DotTransport(sched, opts, std::unique_ptr<TlsClientConfig>{}, std::move(ids)) {
+  make_sessions(make);
+}
+
+DotTransport::DotTransport(loop::Scheduler& sched, const DotTransportOptions& opts,
+                           std::unique_ptr<TlsClientConfig>&& tls, WireIdBatch::Fill ids)
+    : sched_(sched),
+      opts_(opts),
+      tls_(std::move(tls)),
+      // The TLS configuration's generator when none is given.
+      wire_ids_(ids ? std::move(ids)
+                    : WireIdBatch::Fill([cfg = tls_.get()](void* out, std::size_t n) { return cfg->random(out, n); })),
+      pacer_(sched),
+      completions_(sched, log::cat("dot ", opts.label)),
+      stall_timer_(sched),
+      headroom_timer_(sched),
+      sweep_timer_(sched) {
+  opts_.max_sessions = std::clamp<std::size_t>(opts_.max_sessions, 1, slots_per_entry);
   connection_cap_ = opts_.max_sessions;
   close_request_seen_.assign(slots_per_entry, 0);
   dial_stall_seen_.assign(slots_per_entry, 0);
+}
+
+void DotTransport::make_sessions(const SessionMaker& make) {
+  DotSession::Listener& listener = *this;
   sessions_.reserve(slots_per_entry);
-  for (std::size_t i = 0; i < slots_per_entry; ++i) {
-    sessions_.push_back(std::make_unique<DotSession>(base_, sched_, *tls_, params, listener, i));
-  }
+  for (std::size_t i = 0; i < slots_per_entry; ++i) sessions_.push_back(make(i, listener));
 }
 
 DotTransport::~DotTransport() {
@@ -76,7 +93,7 @@ TransportStats DotTransport::stats() const {
   st.outage_dials = outage_dials_;
   st.pipelining = verdict();
   st.tls_version = tls_version_;
-  st.handshakes = tls_->handshake_stats();
+  if (tls_) st.handshakes = tls_->handshake_stats();
   return st;
 }
 

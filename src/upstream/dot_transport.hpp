@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,9 +20,11 @@
 #include "log/repeat_limiter.hpp"
 #include "loop/scheduler.hpp"
 #include "net/endpoint.hpp"
+#include "upstream/budgets.hpp"
 #include "upstream/dot_placement.hpp"
 #include "upstream/dot_session.hpp"
 #include "upstream/exchange_fate.hpp"
+#include "upstream/handshake_pacer.hpp"
 #include "upstream/outage_watch.hpp"
 #include "upstream/pipelining_detector.hpp"
 #include "upstream/tls_config.hpp"
@@ -60,6 +63,12 @@ class DotTransport final : public Transport, private DotSession::Listener {
 
   DotTransport(event_base* base, loop::Scheduler& sched, const DotTransportOptions& opts,
                std::unique_ptr<TlsClientConfig> tls);
+  // The session for slot `index`, reporting to `listener`.
+  using SessionMaker = std::function<std::unique_ptr<DotSession>(std::size_t index, DotSession::Listener& listener)>;
+  // Over sessions other than TLS ones (the scenario tests' scripted
+  // sessions), with wire IDs from `ids`.
+  DotTransport(loop::Scheduler& sched, const DotTransportOptions& opts, const SessionMaker& make,
+               WireIdBatch::Fill ids);
   // Tears everything down without running a single completion.
   ~DotTransport() override;
   DotTransport(const DotTransport&) = delete;
@@ -98,6 +107,11 @@ class DotTransport final : public Transport, private DotSession::Listener {
   const DotTransportOptions& options() const { return opts_; }
 
  private:
+  // What both public constructors share: everything but the sessions.
+  DotTransport(loop::Scheduler& sched, const DotTransportOptions& opts, std::unique_ptr<TlsClientConfig>&& tls,
+               WireIdBatch::Fill ids);
+  void make_sessions(const SessionMaker& make);
+
   struct Exchange {
     Completion done;
     dns::Bytes query;  // the upstream query (prepare_upstream_query); each copy sets its wire ID
@@ -168,10 +182,10 @@ class DotTransport final : public Transport, private DotSession::Listener {
   void finish(ExchangeId id, Cause cause, std::string detail, dns::Bytes response = {});
   void report_dial_failure(const SessionEnd& end);
 
-  event_base* base_;
   loop::Scheduler& sched_;
   DotTransportOptions opts_;
-  // Declared before the sessions: their ssl contexts point into it.
+  // Declared before the sessions: their ssl contexts point into it. Null
+  // under scripted sessions.
   std::unique_ptr<TlsClientConfig> tls_;
   // Wire IDs, drawn from tls_'s generator a batch at a time.
   WireIdBatch wire_ids_;

@@ -1,8 +1,8 @@
-// DotSession on its own, below the transport: what a dial does before the
+// TlsDotSession on its own, below the transport: what a dial does before the
 // TCP connect completes, and a TLS 1.3 ticket with nothing behind it. The
 // handshake itself, resumption and the exchanges a session carries are
 // covered through DotTransport (dot_transport_*_test).
-#include "upstream/dot_session.hpp"
+#include "upstream/tls_dot_session.hpp"
 
 #include <event2/event.h>
 
@@ -21,6 +21,7 @@
 #include <CppUTest/TestHarness.h>
 
 using nxdns::upstream::DotSession;
+using nxdns::upstream::TlsDotSession;
 using nxdns::upstream::DotSessionParams;
 using nxdns::upstream::SessionEnd;
 using nxdns::upstream::SessionState;
@@ -54,7 +55,7 @@ struct SessionBench {
   std::unique_ptr<TlsClientConfig> tls;
 };
 
-TEST_GROUP(DotSession) {
+TEST_GROUP(TlsDotSession) {
   std::unique_ptr<SessionBench> env;
 
   void setup() override {
@@ -78,9 +79,9 @@ TEST_GROUP(DotSession) {
 // a cold burst's sessions no longer compute theirs one after another at the
 // moment their connects complete together. Held, it is sent once the
 // connect completes and the handshake finishes as before.
-TEST(DotSession, TheClientHelloIsBuiltWhileTheConnectIsUnderWayAndSentOnceConnected) {
+TEST(TlsDotSession, TheClientHelloIsBuiltWhileTheConnectIsUnderWayAndSentOnceConnected) {
   Recorder rec;
-  DotSession s(env->base.get(), env->sched, *env->tls, params(env->server->port()), rec, 0);
+  TlsDotSession s(env->base.get(), env->sched, *env->tls, params(env->server->port()), rec, 0);
   s.dial();
   CHECK(s.state() == SessionState::connecting);
   CHECK_TRUE(s.client_hello_waiting());
@@ -99,9 +100,9 @@ TEST(DotSession, TheClientHelloIsBuiltWhileTheConnectIsUnderWayAndSentOnceConnec
 // the ticket unread (no resumption after the next close) and, with answers
 // right behind a ticket, cost them a loop turn, in which a paced handshake
 // step could run first. The session takes what mbedTLS holds at once.
-TEST(DotSession, ANewSessionTicketWithNothingBehindItIsTakenAtOnce) {
+TEST(TlsDotSession, ANewSessionTicketWithNothingBehindItIsTakenAtOnce) {
   Recorder rec;
-  DotSession s(env->base.get(), env->sched, *env->tls, params(env->server->port()), rec, 0);
+  TlsDotSession s(env->base.get(), env->sched, *env->tls, params(env->server->port()), rec, 0);
   s.dial();
   CHECK_TRUE(run_until([&] { return rec.ready > 0 || rec.closed > 0; }));
   LONGS_EQUAL(1, rec.ready);
@@ -115,11 +116,11 @@ TEST(DotSession, ANewSessionTicketWithNothingBehindItIsTakenAtOnce) {
 // A connect refused after the hello was built (or at once: loopback may
 // refuse inside connect()) is reported from the loop as a connect failure,
 // and nothing stays held.
-TEST(DotSession, ARefusedConnectWithAHeldHelloFailsAsAConnectFailure) {
+TEST(TlsDotSession, ARefusedConnectWithAHeldHelloFailsAsAConnectFailure) {
   const std::uint16_t port = env->server->port();
   env->server.reset();  // nothing listens there any more
   Recorder rec;
-  DotSession s(env->base.get(), env->sched, *env->tls, params(port), rec, 0);
+  TlsDotSession s(env->base.get(), env->sched, *env->tls, params(port), rec, 0);
   s.dial();
   LONGS_EQUAL(0, rec.closed);  // never from inside dial()
   CHECK_TRUE(run_until([&] { return rec.closed > 0; }));

@@ -1,10 +1,10 @@
-// DotSession's TLS handshake: from the finished TCP connect to a ready
+// TlsDotSession's TLS handshake: from the finished TCP connect to a ready
 // session — stepping mbedTLS one state at a time so a resumed handshake can
 // be told from a full one, offering and keeping session tickets, and turning
 // a failed handshake or certificate check into a cause and a detail an
 // operator can act on. The exchanges a ready session carries are in
-// dot_session.cpp.
-#include "upstream/dot_session.hpp"
+// tls_dot_session.cpp.
+#include "upstream/tls_dot_session.hpp"
 
 #include <errno.h>
 #include <mbedtls/version.h>
@@ -63,11 +63,11 @@ bool only_server_finished_left(const mbedtls_ssl_context& ssl) {
 
 }  // namespace
 
-bool DotSession::handshake_step_is_cheap() const { return only_server_finished_left(ssl_); }
+bool TlsDotSession::handshake_step_is_cheap() const { return only_server_finished_left(ssl_); }
 
-TlsPeerIdentity DotSession::peer_identity() const { return {params_.address.to_string(), params_.tls_name}; }
+TlsPeerIdentity TlsDotSession::peer_identity() const { return {params_.address.to_string(), params_.tls_name}; }
 
-void DotSession::offer_ticket() {
+void TlsDotSession::offer_ticket() {
   ticket_offered_ = false;
   saw_certificate_ = false;
   handshake_kind_ = HandshakeKind::full;
@@ -75,7 +75,7 @@ void DotSession::offer_ticket() {
   ticket_offered_ = v == TicketVerdict::offer;
 }
 
-void DotSession::handshake_done() {
+void TlsDotSession::handshake_done() {
   // Offered and no certificate: the server took the ticket. Offered and a
   // certificate: it refused and ran a full handshake in the same attempt
   // (counted, not a failure).
@@ -95,9 +95,9 @@ void DotSession::handshake_done() {
   keep_ticket();
 }
 
-void DotSession::keep_ticket() { (void)tls_.session_cache().store(ssl_, peer_identity(), sched_.now()); }
+void TlsDotSession::keep_ticket() { (void)tls_.session_cache().store(ssl_, peer_identity(), sched_.now()); }
 
-bool DotSession::build_client_hello() {
+bool TlsDotSession::build_client_hello() {
   // The SYN is out; its round trip is dead time on the loop. Building the
   // ClientHello now moves its cost (on TLS 1.3 the key share's X25519
   // scalar multiplication, ~8 M instructions: 0.65 ms here, several ms on a
@@ -126,14 +126,14 @@ bool DotSession::build_client_hello() {
   return true;
 }
 
-bool DotSession::start_client_hello() {
+bool TlsDotSession::start_client_hello() {
   if (!build_client_hello()) return false;
   // Writable means the connect finished, one way or the other (SO_ERROR).
   set_write_interest(true);
   return true;
 }
 
-void DotSession::finish_connect() {
+void TlsDotSession::finish_connect() {
   int err = 0;
   socklen_t len = sizeof err;
   if (::getsockopt(fd_.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
@@ -152,7 +152,7 @@ void DotSession::finish_connect() {
   (void)step_handshake();
 }
 
-bool DotSession::step_handshake() {
+bool TlsDotSession::step_handshake() {
   // One state at a time (what mbedtls_ssl_handshake does in a loop), so that
   // the states the client passes through can be seen: see
   // certificate_expected().
@@ -178,7 +178,7 @@ bool DotSession::step_handshake() {
   return pump();
 }
 
-std::string DotSession::certificate_detail() const {
+std::string TlsDotSession::certificate_detail() const {
   const std::uint32_t flags = mbedtls_ssl_get_verify_result(&ssl_);
   if (flags == 0 || flags == static_cast<std::uint32_t>(-1)) return "certificate verify failed";
   std::string named;
@@ -214,7 +214,7 @@ std::string DotSession::certificate_detail() const {
   return log::cat("certificate verify failed: ", named, " [", lines, "]");
 }
 
-void DotSession::fail_tls(int ret, TlsPhase phase) {
+void TlsDotSession::fail_tls(int ret, TlsPhase phase) {
   // A server that fails the handshake we offered its ticket in may be one
   // that chokes on tickets: the next dial must not offer it again.
   if (phase == TlsPhase::handshake && ticket_offered_) tls_.session_cache().forget();
