@@ -115,28 +115,6 @@ TEST(DotTransportPlacement, AColdBurstsHandshakesTakeTheLoopOneStepAtATime) {
   LONGS_EQUAL(dials, dot->stats().connections_new);
 }
 
-TEST(DotTransportPlacement, AColdBurstAfterAVerdictIsNotHedged) {
-  // Once the upstream is known to pipeline, a cold burst (here after the
-  // server closed every session) rides one dial and carries no copies.
-  serve();
-  constexpr int n = 30;
-  Outcome warmup[n];
-  for (int i = 0; i < n; ++i) start(warmup[i], 1, log::cat("first", i, ".example"));
-  run_until_all(warmup);
-  run_until_dials_done();
-  STRCMP_EQUAL("pipelining", describe(dot->verdict()));
-  const std::uint64_t hedged_before = dot->hedged();
-  server->close_all_connections();
-  run_until([&] { return dot->stats().open_sessions == 0; });
-  const std::size_t queries_before = server->queries();
-  Outcome out[n];
-  for (int i = 0; i < n; ++i) start(out[i], 2, log::cat("again", i, ".example"));
-  run_until_all(out);
-  for (const auto& x : out) CHECK_TRUE(x.result.ok());
-  LONGS_EQUAL(hedged_before, dot->hedged());
-  LONGS_EQUAL(n, server->queries() - queries_before);
-}
-
 TEST(DotTransportPlacement, WarmBurstStaysOnOpenSessions) {
   serve();
   // Open sessions with a cold burst, then run a second one on them.
