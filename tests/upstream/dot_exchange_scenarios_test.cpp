@@ -90,13 +90,8 @@ TEST(DotExchangeScenarios, ASerialUpstreamsTailIsResentOnceAndTheFirstAnswerWins
   const std::size_t head_end = 3 + upstream::dot_spread_depth;
   LONGS_EQUAL(12 - head_end, dot->resent());
   for (std::size_t i = 3; i < 12; ++i) LONGS_EQUAL(i < head_end ? 1 : 2, slots_carrying(*names[i]));
-  for (std::size_t i = 1; i < slots.size(); ++i) {
-    if (slot(i).state() != SessionState::closed) slot(i).up();
-  }
-  turn();
-  advance(10);
-  for (std::size_t i = 1; i < slots.size(); ++i) slot(i).answer_all();
-  turn();
+  up_dialled();
+  answer_everywhere(10, &slot(0));
   for (std::size_t i = head_end; i < 12; ++i) answered(*names[i]);
   // The originals' answers come later and find no one waiting.
   advance(100);
@@ -156,13 +151,8 @@ TEST(DotExchangeScenarios, AServerClosingAConnectionThatWasAnsweringLosesNothing
   turn();
   LONGS_EQUAL(2, dot->requeued());
   LONGS_EQUAL(0, dot->stats().redials);
-  for (ScriptedDotSession* c : slots) {
-    if (c->state() == SessionState::connecting) c->up();
-  }
-  turn();
-  advance(10);
-  for (ScriptedDotSession* c : slots) c->answer_all();
-  turn();
+  up_dialled();
+  answer_everywhere();
   for (const auto* a : names) answered(*a);
 }
 
@@ -233,15 +223,8 @@ TEST(DotExchangeScenarios, ExchangesNeverWrittenOnAFailedDialArePlacedAgainWhile
   dialling->drop(Cause::connect_failed);
   turn();
   LONGS_EQUAL(waiting, dot->requeued());
-  for (ScriptedDotSession* c : slots) {
-    if (c->state() == SessionState::connecting) c->up();
-  }
-  turn();
-  advance(10);
-  for (int round = 0; round < 3; ++round) {
-    for (ScriptedDotSession* c : slots) c->answer_all();
-    turn();
-  }
+  up_dialled();
+  for (int round = 0; round < 3; ++round) answer_everywhere();
   for (const auto* a : names) answered(*a);
   CHECK_TRUE(up.writes() > upstream::dot_pipeline_depth);
 }
@@ -272,15 +255,9 @@ TEST(DotExchangeScenarios, AfterAnOutageTheNextExchangeGoesOnAFreshDialAtOnce) {
   CHECK_FALSE(old.carries(back.id) && old.dial_count() == old_dial);
   // The fresh dial's handshake is the path's return: it carries the new
   // exchange and what waited through the outage.
-  for (ScriptedDotSession* c : slots) {
-    if (c->state() == SessionState::connecting) c->up();
-  }
-  turn();
-  advance(10);
-  for (ScriptedDotSession* c : slots) {
-    if (c->dial_count() != old_dial || c != &old) c->answer_all();
-  }
-  turn();
+  up_dialled();
+  // The connection from before stays silent (its path is gone for good).
+  answer_everywhere(10, old.dial_count() == old_dial ? &old : nullptr);
   answered(back);
   for (const auto* a : lost) answered(*a);
   CHECK_FALSE(dot->outage_seen());
@@ -293,26 +270,15 @@ TEST(DotExchangeScenarios, OneStragglerOnAPipeliningUpstreamGetsADuplicateAndThe
   ScriptedDotSession& s = warm(10);
   const auto names = burst(4, "pipe");
   turn();
-  advance(10);
-  CHECK_TRUE(s.answer(names[3]->id));
-  CHECK_TRUE(s.answer(names[2]->id));
-  CHECK_TRUE(s.answer(names[1]->id));
-  turn();
+  answer_reversed(s, {names[1], names[2], names[3]});
   LONGS_EQUAL(static_cast<int>(PipeliningVerdict::pipelining), static_cast<int>(dot->verdict()));
   advance(200);
   LONGS_EQUAL(1, dot->resent());
   LONGS_EQUAL(2, slots_carrying(*names[0]));
   CHECK_TRUE(s.established());
   LONGS_EQUAL(1, s.dial_count());
-  for (ScriptedDotSession* c : slots) {
-    if (c->state() == SessionState::connecting) c->up();
-  }
-  turn();
-  advance(10);
-  for (ScriptedDotSession* c : slots) {
-    if (c != &s) c->answer_all();
-  }
-  turn();
+  up_dialled();
+  answer_everywhere(10, &s);
   for (const auto* a : names) answered(*a);
 }
 
@@ -336,11 +302,7 @@ TEST(DotExchangeScenarios, AColdBurstAfterAPipeliningVerdictRidesOneDialWithNoCo
   ScriptedDotSession& s = warm(10);
   const auto first = burst(3, "first");
   turn();
-  advance(10);
-  CHECK_TRUE(s.answer(first[2]->id));
-  CHECK_TRUE(s.answer(first[1]->id));
-  CHECK_TRUE(s.answer(first[0]->id));
-  turn();
+  answer_reversed(s, first);
   LONGS_EQUAL(static_cast<int>(PipeliningVerdict::pipelining), static_cast<int>(dot->verdict()));
   s.drop(Cause::ok, "idle");
   turn();
@@ -349,14 +311,9 @@ TEST(DotExchangeScenarios, AColdBurstAfterAPipeliningVerdictRidesOneDialWithNoCo
   std::size_t carrying = 0;
   for (ScriptedDotSession* c : slots) carrying += c->load() > 0;
   LONGS_EQUAL(1, carrying);
-  for (ScriptedDotSession* c : slots) {
-    if (c->state() == SessionState::connecting) c->up();
-  }
-  turn();
+  up_dialled();
   LONGS_EQUAL(0, dot->hedged());
-  advance(10);
-  for (ScriptedDotSession* c : slots) c->answer_all();
-  turn();
+  answer_everywhere();
   for (const auto* a : names) answered(*a);
   LONGS_EQUAL(1 + 3 + names.size(), total_writes());
 }

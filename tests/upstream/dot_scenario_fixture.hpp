@@ -117,6 +117,31 @@ struct DotScenarioFixture : public Utest, public QueryHelpers {
     return *s;
   }
 
+  // Every handshake under way completes; their writes go out.
+  void up_dialled() {
+    for (ScriptedDotSession* c : slots) {
+      if (c->state() == upstream::SessionState::connecting) c->up();
+    }
+    turn();
+  }
+  // `rtt_ms` later, every session but `except` answers what it has on the
+  // wire; the callbacks run.
+  void answer_everywhere(int rtt_ms = 10, const ScriptedDotSession* except = nullptr) {
+    advance(rtt_ms);
+    for (ScriptedDotSession* c : slots) {
+      if (c != except) c->answer_all();
+    }
+    turn();
+  }
+
+  // `rtt_ms` later, `s` answers these last-written first: answers that
+  // overtake earlier queries, which only an upstream that pipelines gives.
+  void answer_reversed(ScriptedDotSession& s, const std::vector<Asked*>& names, int rtt_ms = 10) {
+    advance(rtt_ms);
+    for (auto it = names.rbegin(); it != names.rend(); ++it) CHECK_TRUE(s.answer((*it)->id));
+    turn();
+  }
+
   // The caller got exactly one callback, an answer to its own question.
   static void answered(const Asked& a) {
     if (a.calls != 1) FAIL(log::cat(a.name, ": ", a.calls, " callbacks").c_str());
