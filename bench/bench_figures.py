@@ -45,6 +45,19 @@ class RenderError(Exception):
     names the file (and line or field) and why."""
 
 
+class MissingResult(RenderError):
+    """No result file for a bench: nothing was measured, so a table says
+    so and a target is not judged (rather than judged on no figures)."""
+
+    def __init__(self, path: Path, bench: str) -> None:
+        self.file = path.name
+        self.producer = PRODUCERS.get(bench, "its bench")
+        super().__init__(f"{path}: missing (written by: {self.producer})")
+
+    def not_measured(self) -> str:
+        return f"not measured: no {self.file} (`{self.producer}` writes it)"
+
+
 @dataclass(frozen=True)
 class Spread:
     median: float
@@ -210,8 +223,7 @@ class Results:
     def _load(self, bench: str) -> Result:
         path = self.directory / f"{bench}.json"
         if not path.is_file():
-            how = PRODUCERS.get(bench, "its bench")
-            raise RenderError(f"{path}: missing (written by: {how})")
+            raise MissingResult(path, bench)
         try:
             data = json.loads(path.read_text())
         except json.JSONDecodeError as e:

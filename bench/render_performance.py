@@ -8,10 +8,11 @@ bench/bench_result.py).
 A generated block is the text between a line `<!-- generated: NAME -->`
 and the next `<!-- end -->`; everything between them is replaced by the
 table NAME renders, with the provenance of its figures under it (when and
-how they were measured, or that they were transcribed). Text outside the
-blocks is left as it is. --check writes nothing: it prints what would
-change and exits 1 if anything would, so a test can hold the document to
-its result files.
+how they were measured, or that they were transcribed); a block whose
+result file is missing says "Not measured" and which bench writes it.
+Text outside the blocks is left as it is. --check writes nothing: it
+prints what would change and exits 1 if anything would, so a test can hold
+the document to its result files.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from bench_figures import RenderError, Results
+from bench_figures import MissingResult, RenderError, Results
 import performance_tables
 from performance_targets import targets_table
 
@@ -61,6 +62,11 @@ def render(text: str, results: Results, name: str = "document") -> str:
             raise RenderError(f"{name}:{opened}: unknown block '{block}' (known: {', '.join(sorted(BLOCKS))})")
         try:
             body = make(results)
+        except MissingResult as e:
+            # Said in the document, where a table would stand: a run that
+            # wrote no result measured nothing, which is no error of the text.
+            said = e.not_measured()
+            body = [f"*{said[:1].upper()}{said[1:]}.*"]
         except RenderError as e:
             raise RenderError(f"{name}:{opened}: block '{block}': {e}") from None
         # A comment line ends an HTML block and may interrupt a paragraph
