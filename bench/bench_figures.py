@@ -33,6 +33,7 @@ PRODUCERS = {
     "cache_outage": "bash bench/cache_outage.sh build --results bench/results",
     "cache_cpu": "bash bench/cache_cpu.sh build --results bench/results",
     "cache_qps": "bash bench/cache_qps.sh build --saturate --results bench/results",
+    "cache_replay": "bash bench/cache_replay.sh build --results bench/results",
     "local_names": "bash bench/local_names.sh build --results bench/results",
     "blocklist": "bash bench/blocklist.sh build --results bench/results",
     "blocklist_daemon": "bash bench/blocklist.sh build --results bench/results",

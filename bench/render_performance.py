@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Renders the generated tables of docs/performance.md from bench result
-files (bench/results/*.json, written by the benches through
-bench/bench_result.py).
+"""Renders the generated tables of docs/performance.md and bench/cache.md
+from bench result files (bench/results/*.json, written by the benches
+through bench/bench_result.py).
 
-    render_performance.py [--results DIR] [--check] DOC...
+    render_performance.py [--results DIR] [--check] [DOC...]
 
 A generated block is the text between a line `<!-- generated: NAME -->`
 and the next `<!-- end -->`; everything between them is replaced by the
@@ -12,7 +12,7 @@ how they were measured, or that they were transcribed); a block whose
 result file is missing says "Not measured" and which bench writes it.
 Text outside the blocks is left as it is. --check writes nothing: it
 prints what would change and exits 1 if anything would, so a test can hold
-the document to its result files.
+the documents to their result files.
 """
 from __future__ import annotations
 
@@ -31,6 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 OPEN = re.compile(r"^<!-- generated: ([a-z0-9_-]+) -->$")
 CLOSE = "<!-- end -->"
 BLOCKS: dict[str, Callable[[Results], list[str]]] = {**performance_tables.BLOCKS, "targets": targets_table}
+# The documents with generated blocks: rendered when no DOC is named.
+DOCUMENTS = [ROOT / "docs" / "performance.md", ROOT / "bench" / "cache.md"]
 
 
 def render(text: str, results: Results, name: str = "document") -> str:
@@ -81,7 +83,7 @@ def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("--results", type=Path, default=ROOT / "bench" / "results")
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 if a document is not what its results say")
-    p.add_argument("docs", nargs="*", type=Path, default=[ROOT / "docs" / "performance.md"])
+    p.add_argument("docs", nargs="*", type=Path, default=DOCUMENTS)
     args = p.parse_args(argv)
     results = Results(args.results)
     stale = 0

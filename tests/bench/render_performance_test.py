@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""bench/render_performance.py: the tables of docs/performance.md come from
-bench result files, never from hand copies.
+"""bench/render_performance.py: the tables of docs/performance.md and
+bench/cache.md come from bench result files, never from hand copies.
 
 - sample.md rendered from the small result files in results/ is exactly
   sample_expected.md (medians and ranges over runs, a transcribed result's
   figures and provenance, a forwarder that was not in the state it claims,
-  failed answers, the WAN cycles' rcodes);
+  failed answers, the WAN cycles' rcodes, the cache replay's policies per
+  seed and prefetch's cost);
 - rendering is idempotent and leaves the text outside the blocks alone;
-- docs/performance.md is what the committed bench/results/ say;
+- docs/performance.md and bench/cache.md are what the committed
+  bench/results/ say;
 - a malformed result file, an unknown, unclosed or stray block is an error
   naming the file and line, not a crash or a silent table; a missing result
   file renders "Not measured" and which bench writes it;
@@ -53,15 +55,16 @@ class SampleDocument(unittest.TestCase):
 
 
 class CommittedDocument(unittest.TestCase):
-    def test_docs_performance_is_what_bench_results_say(self):
-        doc = ROOT / "docs" / "performance.md"
-        text = doc.read_text()
-        self.assertIn("<!-- generated: targets -->", text)
-        self.assertEqual(text, render_performance.render(text, Results(ROOT / "bench" / "results"), str(doc)),
-                         "docs/performance.md differs from bench/results/: run python3 bench/render_performance.py")
+    def test_the_documents_are_what_bench_results_say(self):
+        self.assertEqual([ROOT / "docs" / "performance.md", ROOT / "bench" / "cache.md"], render_performance.DOCUMENTS)
+        self.assertIn("<!-- generated: targets -->", (ROOT / "docs" / "performance.md").read_text())
+        for doc in render_performance.DOCUMENTS:
+            text = doc.read_text()
+            self.assertEqual(text, render_performance.render(text, Results(ROOT / "bench" / "results"), str(doc)),
+                             f"{doc} differs from bench/results/: run python3 bench/render_performance.py")
 
-    def test_every_block_of_the_renderer_is_in_the_document(self):
-        text = (ROOT / "docs" / "performance.md").read_text()
+    def test_every_block_of_the_renderer_is_in_a_document(self):
+        text = "\n".join(doc.read_text() for doc in render_performance.DOCUMENTS)
         missing = [b for b in render_performance.BLOCKS if f"<!-- generated: {b} -->" not in text]
         self.assertEqual([], missing)
 
