@@ -33,6 +33,7 @@ PRODUCERS = {
     "cache_outage": "bash bench/cache_outage.sh build --results bench/results",
     "cache_cpu": "bash bench/cache_cpu.sh build --results bench/results",
     "cache_qps": "bash bench/cache_qps.sh build --saturate --results bench/results",
+    "cache_replay": "bash bench/cache_replay.sh build --results bench/results",
     "local_names": "bash bench/local_names.sh build --results bench/results",
     "blocklist": "bash bench/blocklist.sh build --results bench/results",
     "blocklist_daemon": "bash bench/blocklist.sh build --results bench/results",
@@ -43,6 +44,19 @@ PRODUCERS = {
 class RenderError(Exception):
     """A result file or a document the renderer cannot use; the message
     names the file (and line or field) and why."""
+
+
+class MissingResult(RenderError):
+    """No result file for a bench: nothing was measured, so a table says
+    so and a target is not judged (rather than judged on no figures)."""
+
+    def __init__(self, path: Path, bench: str) -> None:
+        self.file = path.name
+        self.producer = PRODUCERS.get(bench, "its bench")
+        super().__init__(f"{path}: missing (written by: {self.producer})")
+
+    def not_measured(self) -> str:
+        return f"not measured: no {self.file} (`{self.producer}` writes it)"
 
 
 @dataclass(frozen=True)
@@ -210,8 +224,7 @@ class Results:
     def _load(self, bench: str) -> Result:
         path = self.directory / f"{bench}.json"
         if not path.is_file():
-            how = PRODUCERS.get(bench, "its bench")
-            raise RenderError(f"{path}: missing (written by: {how})")
+            raise MissingResult(path, bench)
         try:
             data = json.loads(path.read_text())
         except json.JSONDecodeError as e:

@@ -368,6 +368,73 @@ def cache_qps(results: Results) -> list[str]:
                  "llrrrr") + ["", res.provenance()]
 
 
+# ------------------------------------------- the cache on the trace, replayed
+def octets(n: float) -> str:
+    """A cache size as the configuration would say it: 64 KiB, 16 MiB."""
+    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size and n % size == 0:
+            return f"{n / size:.0f} {unit}"
+    return f"{n:.0f} octets"
+
+
+def points(difference: float) -> str:
+    """A difference of two ratios in percentage points, signed: +0.53, −0.72, 0.00."""
+    text = f"{100 * difference:+.2f}"
+    return "0.00" if text in ("+0.00", "-0.00") else text.replace("-", "−")
+
+
+def replay_rows(res: Result) -> list[Record]:
+    return res.table("rows", ("seed", "policy", "prefetch", "max_bytes", "hit_ratio", "upstream_per_1k", "prefetches",
+                              "entries"))
+
+
+def replay_one(rows: Sequence[Record], **match: object) -> Optional[Record]:
+    found = where(rows, **match)
+    return found[0] if found else None
+
+
+def cache_eviction(results: Results) -> list[str]:
+    res = results["cache_replay"]
+    rows = replay_rows(res)
+    seeds = list(dict.fromkeys(r["seed"] for r in rows))
+    out = []
+    for size in sorted({number(r["max_bytes"]) or 0 for r in rows}):
+        cells: dict[str, list[str]] = {"lru": [], "sieve": [], "gain": []}
+        for seed in seeds:
+            lru = replay_one(rows, seed=seed, policy="lru", prefetch="off", max_bytes=size)
+            sieve = replay_one(rows, seed=seed, policy="sieve", prefetch="off", max_bytes=size)
+            a = number(lru["hit_ratio"]) if lru else None
+            b = number(sieve["hit_ratio"]) if sieve else None
+            cells["lru"].append(dash(None if a is None else f"{a:.4f}"))
+            cells["sieve"].append(dash(None if b is None else f"{b:.4f}"))
+            cells["gain"].append(dash(None if a is None or b is None else points(b - a)))
+        entries = median(where(rows, prefetch="off", max_bytes=size), "entries")
+        out.append([octets(size), dash(None if entries is None else thousands(entries))] +
+                   [" / ".join(cells[k]) for k in ("lru", "sieve", "gain")])
+    each = " / ".join(str(s) for s in seeds)
+    return table(["max_bytes", "entries held", f"LRU hit ratio (seeds {each})", f"SIEVE hit ratio (seeds {each})",
+                  "SIEVE − LRU, points"], out, "rrlll") + ["", res.provenance()]
+
+
+def cache_prefetch(results: Results) -> list[str]:
+    res = results["cache_replay"]
+    rows = replay_rows(res)
+    seed = rows[0]["seed"] if rows else None
+    out = []
+    for size in sorted({number(r["max_bytes"]) or 0 for r in rows}):
+        off = replay_one(rows, seed=seed, policy="sieve", prefetch="off", max_bytes=size)
+        on = replay_one(rows, seed=seed, policy="sieve", prefetch="on", max_bytes=size)
+        if off is None or on is None:
+            continue
+        out.append([octets(size),
+                    f"{number(off['hit_ratio']) or 0:.4f} → {number(on['hit_ratio']) or 0:.4f}",
+                    f"{number(off['upstream_per_1k']) or 0:.1f} → {number(on['upstream_per_1k']) or 0:.1f}",
+                    thousands(number(on["prefetches"]) or 0)])
+    return table(["max_bytes", "hit ratio, prefetch off → on", "upstream exchanges per 1,000 queries, off → on",
+                  "prefetches"], out, "rrrr") + ["", f"*Seed {seed}, SIEVE: the runs of the table above "
+                                                     f"({res.path.name}).*"]
+
+
 # ---------------------------------------------------- names answered here
 LOCAL_LABELS = [("nxdns-records", "nxdns, hosts-file names"), ("nxdns-special", "nxdns, `.invalid` and private PTR"),
                 ("nxdns-cached", "nxdns, cached answers"), ("dnsmasq-hosts", "dnsmasq, the same hosts file")]
@@ -477,6 +544,8 @@ BLOCKS: dict[str, Callable[[Results], list[str]]] = {
     "cache-outage": cache_outage,
     "cache-cpu": cache_cpu,
     "cache-qps": cache_qps,
+    "cache-eviction": cache_eviction,
+    "cache-prefetch": cache_prefetch,
     "local-names": local_names,
     "blocklist": blocklist,
     "blocklist-daemon": blocklist_daemon,

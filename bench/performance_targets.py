@@ -7,11 +7,12 @@ from __future__ import annotations
 import re
 from typing import Callable, Mapping, Optional
 
-from bench_figures import Results, median, number, spread, table, where
+from bench_figures import MissingResult, Results, median, number, spread, table, where
 from performance_tables import (CHAINS, PEERS, STAIRCASE_LIMIT, STATES, cache_qps_rows, figures_of, state_ratio,
                                 state_runs)
 
 NXDNS_LINES = [("nxdns-3.6", "TLS 1.3"), ("nxdns-2.28", "TLS 1.2")]
+SESSIONS = 8  # per upstream in the memory target's state (upstream::slots_per_entry)
 Verdict = Callable[[Results], str]
 
 
@@ -87,16 +88,21 @@ def rss_two_by_eight(results: Results) -> str:
     servers = {str(r["server"]): r for r in results["memory"].table("servers", ("server", "two_by_eight_kib"))}
 
     def reached(r: Mapping[str, object]) -> bool:
-        return all((number(r.get(k)) or 0) >= 8 for k in ("sessions0", "sessions1"))
+        return all((number(r.get(k)) or 0) >= SESSIONS for k in ("sessions0", "sessions1"))
 
     def one(server: str) -> Optional[bool]:
         r = servers.get(server, {})
         kib = number(r.get("two_by_eight_kib"))
         return None if kib is None or not reached(r) else kib <= 8 * 1024
-    measured = [s for s, _ in NXDNS_LINES if s in servers]
-    if measured and not any(reached(servers[s]) for s in measured):
-        # A run that did not open every session did not measure the target's state.
-        return "not judged: the run did not reach 8 + 8 open sessions"
+    measured = [(servers[s], label) for s, label in NXDNS_LINES
+                if number(servers.get(s, {}).get("two_by_eight_kib")) is not None]
+    if not measured:
+        return "not measured: no nxdns run with 2 upstreams"
+    if not any(reached(r) for r, _ in measured):
+        # The RSS of fewer open sessions is not the target's state: judged
+        # on it, the target would pass for less than it asks.
+        got = " and ".join(f"{r.get('sessions0')} + {r.get('sessions1')} ({label})" for r, label in measured)
+        return f"not measured: the run reached {got} of the {SESSIONS} + {SESSIONS} open sessions"
     return per_line(results, one)
 
 
@@ -248,8 +254,15 @@ TARGETS: list[tuple[str, str, Verdict]] = [
 ]
 
 
+def judged(judge: Verdict, results: Results) -> str:
+    try:
+        return judge(results)
+    except MissingResult as e:
+        return e.not_measured()
+
+
 def targets_table(results: Results) -> list[str]:
-    rows = [[text, judge(results), f"[{section}](#{anchor(section)})"] for text, section, judge in TARGETS]
+    rows = [[text, judged(judge, results), f"[{section}](#{anchor(section)})"] for text, section, judge in TARGETS]
     return table(["target", "verdict", "figures"], rows) + [
         "", "*Verdicts computed from the result files of the tables below (bench/performance_targets.py).*"]
 

@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
-"""Renders the generated tables of docs/performance.md from bench result
-files (bench/results/*.json, written by the benches through
-bench/bench_result.py).
+"""Renders the generated tables of docs/performance.md and bench/cache.md
+from bench result files (bench/results/*.json, written by the benches
+through bench/bench_result.py).
 
-    render_performance.py [--results DIR] [--check] DOC...
+    render_performance.py [--results DIR] [--check] [DOC...]
 
 A generated block is the text between a line `<!-- generated: NAME -->`
 and the next `<!-- end -->`; everything between them is replaced by the
 table NAME renders, with the provenance of its figures under it (when and
-how they were measured, or that they were transcribed). Text outside the
-blocks is left as it is. --check writes nothing: it prints what would
-change and exits 1 if anything would, so a test can hold the document to
-its result files.
+how they were measured, or that they were transcribed); a block whose
+result file is missing says "Not measured" and which bench writes it.
+Text outside the blocks is left as it is. --check writes nothing: it
+prints what would change and exits 1 if anything would, so a test can hold
+the documents to their result files.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from bench_figures import RenderError, Results
+from bench_figures import MissingResult, RenderError, Results
 import performance_tables
 from performance_targets import targets_table
 
@@ -30,6 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 OPEN = re.compile(r"^<!-- generated: ([a-z0-9_-]+) -->$")
 CLOSE = "<!-- end -->"
 BLOCKS: dict[str, Callable[[Results], list[str]]] = {**performance_tables.BLOCKS, "targets": targets_table}
+# The documents with generated blocks: rendered when no DOC is named.
+DOCUMENTS = [ROOT / "docs" / "performance.md", ROOT / "bench" / "cache.md"]
 
 
 def render(text: str, results: Results, name: str = "document") -> str:
@@ -61,6 +64,11 @@ def render(text: str, results: Results, name: str = "document") -> str:
             raise RenderError(f"{name}:{opened}: unknown block '{block}' (known: {', '.join(sorted(BLOCKS))})")
         try:
             body = make(results)
+        except MissingResult as e:
+            # Said in the document, where a table would stand: a run that
+            # wrote no result measured nothing, which is no error of the text.
+            said = e.not_measured()
+            body = [f"*{said[:1].upper()}{said[1:]}.*"]
         except RenderError as e:
             raise RenderError(f"{name}:{opened}: block '{block}': {e}") from None
         # A comment line ends an HTML block and may interrupt a paragraph
@@ -75,7 +83,7 @@ def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("--results", type=Path, default=ROOT / "bench" / "results")
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 if a document is not what its results say")
-    p.add_argument("docs", nargs="*", type=Path, default=[ROOT / "docs" / "performance.md"])
+    p.add_argument("docs", nargs="*", type=Path, default=DOCUMENTS)
     args = p.parse_args(argv)
     results = Results(args.results)
     stale = 0

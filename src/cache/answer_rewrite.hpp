@@ -53,9 +53,9 @@ struct AnswerLayout {
   // Whether find_client_form has run: the form is found on an answer's
   // first hit, not when it is stored. It costs several walks of the answer,
   // and most answers to names asked once (a burst of unique names, 500
-  // outstanding) are never asked again: found at store time it added
-  // ~20k instructions to every forwarded answer (78k instead of 57k,
-  // bench/callgrind_per_answer.sh).
+  // outstanding) are never asked again: found at store time it would add
+  // those walks to every forwarded answer (bench/callgrind_per_answer.sh
+  // counts the forwarding path's instructions).
   bool client_checked = false;
   // The upstream OPT's RDLENGTH: the client form's options are a subset of
   // its options, so the store charges this bound before the form exists.

@@ -67,7 +67,7 @@ struct CacheOptions {
   // RFC 8767 §5 suggests 1.8 s: the time a client is willing to wait. The
   // stale answer is sent when the timer fires, and reaches the client a loop
   // pass and a socket hop later, so a timer of exactly 1.8 s lands just past
-  // it (measured: 1.80-1.81 s). 1.5 s leaves 0.3 s for a loaded Pi and is
+  // it (bench/cache_outage.sh). 1.5 s leaves 0.3 s for a loaded Pi and is
   // still 35 round trips of a 40 ms upstream for the fresh answer to win.
   loop::Duration client_response_timer = std::chrono::milliseconds(1500);
   // RFC 8767 §4 recommends refreshing from a failing upstream no more often

@@ -12,7 +12,7 @@
 // Saving, sparing an SD card: at most once per `interval`, and only when the
 // store changed (an answer stored or removed) since the last save; once more
 // at shutdown (save_before_exit) when it changed. The loop takes a copy of
-// the entries (measured: bench/cache_persist.cpp), a worker thread adds the
+// the entries (bench/cache_persist.cpp prices it), a worker thread adds the
 // checksum and writes and syncs the file (cache/atomic_file.hpp), so no
 // query waits for the disk. One write at a time; its thread is joined
 // before the next starts and before this object dies.

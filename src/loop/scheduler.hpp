@@ -78,7 +78,7 @@ class Timer final : private TimerTarget {
     if (!armed_) return;
     slot_->disarm();
     armed_ = false;
-    fn_ = nullptr;  // what the callback captured is released now, as before
+    fn_ = nullptr;  // what the callback captured is released here, not at the next arm
   }
   bool armed() const { return armed_; }
 

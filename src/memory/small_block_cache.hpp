@@ -5,10 +5,9 @@
 // hundreds of same-sized blocks at once (hash nodes, query and answer
 // buffers, callbacks) and frees them in arrival order. glibc's per-thread
 // cache keeps 7 blocks per size, so nearly every malloc and free of that
-// load went through its general bins: about 18 % of the daemon's cycles
-// under perf. With this cache in front the same load costs about 18 % less
-// CPU per answer (docs/performance.md, "Small blocks kept for reuse"). It
-// is glibc's cache made deeper, bounded in bytes.
+// load goes through its general bins, a large share of the daemon's
+// cycles; docs/performance.md, "Small blocks kept for reuse", says what
+// this cache saves. It is glibc's cache made deeper, bounded in bytes.
 //
 // Each block is a malloc block of its class's full size, so any block can
 // always go back to free(), whichever way it is released. The free lists
@@ -20,8 +19,9 @@ namespace nxdns::memory {
 // The size a request of `n` octets (0..SmallBlockCache::largest) is allocated at: the
 // usable size of the glibc chunk malloc(n) would take anyway (chunks are
 // multiples of 16 octets with an 8-octet header, 32 at least), so the
-// classes cost no memory: rounding to plain multiples of 16 made every
-// other size one chunk larger (+0.9 MiB with a full 16 MiB answer cache).
+// classes cost no memory: rounding to plain multiples of 16 would make
+// every other size one chunk larger (about 0.9 MiB more with a full 16 MiB
+// answer cache).
 constexpr std::size_t small_block_size(std::size_t n) { return n <= 24 ? 24 : (n + 7) / 16 * 16 + 8; }
 
 class SmallBlockCache {
@@ -29,7 +29,8 @@ class SmallBlockCache {
   static constexpr std::size_t largest = 512;  // larger requests go straight to malloc
   static constexpr std::size_t classes = (small_block_size(largest) - 24) / 16 + 1;
   static constexpr std::size_t block_size(std::size_t n) { return small_block_size(n); }
-  // What one thread may hold unused (measured choice, docs/performance.md):
+  // What one thread may hold unused (docs/performance.md, "Small blocks kept
+  // for reuse"):
   static constexpr std::size_t max_cached_bytes = std::size_t{256} << 10;
 
   // A cached block of block_size(n) octets, or nullptr (then malloc one of

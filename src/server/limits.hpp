@@ -14,12 +14,13 @@ namespace nxdns::server {
 // Per address family. Sized for a household's worst moment (the WAN comes
 // back and every device retries at once), not for a calm one: queries past
 // the upstreams' own concurrency wait in the pool's FIFO under the total
-// budget, which costs memory, not refusals. Measured (bench/admission_rss.sh,
-// black-holed upstream): about 2.3 KB of RSS per query in flight, so the cap
-// costs about 9 MiB, under 2 % of a 1 GiB Pi.
+// budget, which costs memory, not refusals: a few KB of RSS per query in
+// flight, so a full cap stays within a few percent of a 1 GiB Pi's memory
+// (docs/reference/config.md, "Limits", gives the figure bench/admission_rss.sh
+// measures).
 inline constexpr std::uint32_t udp_in_flight_cap = 4096;
-// A connection costs a descriptor and two bufferevent buffers (measured
-// about 1.5 KB idle; at most max_tcp_output_backlog of unread answers); 256 per
+// A connection costs a descriptor and two bufferevent buffers (a few KB
+// idle; at most max_tcp_output_backlog of unread answers); 256 per
 // family stays well inside systemd's default soft limit of 1024 descriptors
 // together with the upstream sessions (8 per upstream).
 inline constexpr std::uint32_t tcp_connection_cap = 256;

@@ -39,9 +39,9 @@ struct ReturnAddress {
 ReturnAddress return_address_of(const msghdr& received);
 
 // Slots for one recvmmsg. Each slot's buffer holds a datagram one octet
-// longer than dns::max_client_query, so a longer one is still seen as too
-// long (MSG_TRUNC is passed: msg_len is the datagram's real length) and
-// answered FORMERR from its header, as before.
+// longer than dns::max_client_query, so a longer one is seen as too long
+// (MSG_TRUNC is passed: msg_len is the datagram's real length) and answered
+// FORMERR from its header.
 class ReceiveBatch {
  public:
   static constexpr std::size_t capacity = 16;

@@ -14,9 +14,9 @@ namespace nxdns::server {
 
 namespace {
 
-// The largest datagram the listener ever took whole (its old single buffer):
-// a longer one (only IPv6 jumbograms could be) is counted as truncated, a
-// shorter one too long for a query is answered FORMERR from its header.
+// No UDP datagram but an IPv6 jumbogram (RFC 2675) is longer: a longer one
+// is counted as truncated, a shorter one too long for a query is answered
+// FORMERR from its header.
 constexpr std::size_t max_udp_datagram = 65536;
 
 }  // namespace

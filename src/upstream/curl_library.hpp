@@ -2,10 +2,10 @@
 // libcurl, opened at run time when the first DoH upstream is built (or the
 // first blocklist is downloaded) instead of being linked. Debian's libcurl
 // brings OpenSSL and a long dependency tail (Kerberos, LDAP, SASL, RTMP, SSH)
-// into every process that links it: 3.7 MiB of resident pages in a daemon
+// into every process that links it: megabytes of resident pages in a daemon
 // whose upstreams are all DoT, which never calls curl (docs/performance.md,
-// memory). Opened this way, those libraries are mapped only by daemons that
-// use HTTPS.
+// "Memory"). Opened this way, those libraries are mapped only by daemons
+// that use HTTPS.
 //
 // The table holds libcurl's own entry points, called exactly as the linked
 // functions would be; curl's headers still give every type and constant, so

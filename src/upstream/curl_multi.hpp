@@ -173,11 +173,11 @@ class CurlMulti {
 // `writable_now()` (asked only then) says the socket takes writes. curl 7.88
 // stores the mask on the connection (conn->cselect_bits), where the first
 // HTTP/2 transfer to run in the action takes it as the socket's state; a
-// readable-only mask kept a transfer that had just sent its POST HEADERS
-// from sending its body in the same action while the next transfer's
-// HEADERS went out: interleaved requests, which Knot Resolver 5.6 refuses
-// (RST_STREAM REFUSED_STREAM) and curl answers by retiring the connection
-// (docs/architecture.md, "No connection churn").
+// readable-only mask would keep a transfer that has just sent its POST
+// HEADERS from sending its body in the same action while the next
+// transfer's HEADERS go out: interleaved requests, which Knot Resolver 5.6
+// refuses (RST_STREAM REFUSED_STREAM) and curl answers by retiring the
+// connection (docs/architecture.md, "No connection churn").
 template <class WritableNow>
 int socket_action_mask(bool readable, bool writable, WritableNow&& writable_now) {
   int mask = 0;

@@ -20,14 +20,16 @@ inline constexpr std::size_t dot_pipeline_depth = 32;
 
 // A serial upstream, and a cold burst before any verdict, get this many per
 // session, so 30 cold queries spread as 6 per session over 5 sessions
-// dialled in parallel. The depth trades two measured costs
-// (tests/integration/burst_acceptance.sh, docs/performance.md): each
-// parallel dial costs the daemon ~3.3 ms of handshake CPU at the same instant
-// of a cold burst, while a serial upstream answers each session's line one
-// query at a time. At 40 ms RTT, depth 4 (8 dials) cost a TLS 1.3 cold burst
-// ~0.5 RTT more than depth 6; depth 8 (4 dials) left a 10 ms-per-query
-// serial upstream at the limit. A cold burst cannot tell the two kinds of
-// upstream apart before its first answers, so with no verdict it spreads.
+// dialled in parallel. The depth trades two costs, both measured by
+// tests/integration/burst_acceptance.sh (the acceptance scenario, 40 ms
+// RTT): each parallel dial adds a full handshake's CPU to the daemon at the
+// same instant of a cold burst, while a serial upstream answers each
+// session's line one query at a time. A shallower line (more dials) slows a
+// TLS 1.3 cold burst by the extra handshakes, about half a round trip at a
+// depth of 4; a deeper one (fewer dials) leaves the scenario's serial
+// upstream (10 ms per query) at its gate by a depth of 8. A cold burst
+// cannot tell the two kinds of upstream apart before its first answers, so
+// with no verdict it spreads.
 inline constexpr std::size_t dot_spread_depth = 6;
 
 struct SlotView {

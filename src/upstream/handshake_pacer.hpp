@@ -6,13 +6,13 @@
 // case the upstream answers one query at a time per connection). Each
 // handshake costs public-key arithmetic on the loop thread: the ClientHello's
 // key share, then, when the server's flight arrives, the key agreement and
-// the certificate checks (docs/performance.md, "Handshake CPU": ~8 M and
-// ~36 M instructions on mbedTLS 3.6; tens of ms each on a Pi 4). Run back to
-// back they hold the loop, and the first session up, which already carries
-// the whole burst (DotTransport::hedge_onto), cannot hand its answers on
-// until every other handshake is done: measured with the daemon's CPU held
-// to a Pi-like share, the first burst took ~200 ms against ~150 with one
-// dial (docs/performance.md, "A cold burst on a slow CPU").
+// the certificate checks: millions of instructions each, tens of ms on a
+// Pi 4 (docs/performance.md, "Handshake CPU"). Run back to back they hold
+// the loop, and the first session up, which already carries the whole
+// burst (DotTransport::hedge_onto), cannot hand its answers on until every
+// other handshake is done: on a slow CPU a cold burst then waits for all of
+// the handshakes instead of one (docs/performance.md, "A cold burst on a
+// slow CPU", measures it with the daemon's CPU held to a Pi-like share).
 //
 // Paced, the loop polls its sockets between any two steps, and answers that
 // arrive get `settle` to reach their clients (the completion queue and the
@@ -42,7 +42,8 @@ class HandshakePacer {
   };
 
   // Long enough for the zero-delay hops that carry an answer to its client,
-  // short next to one handshake step (5 ms here, tens of ms on a Pi).
+  // short next to one handshake step (milliseconds of CPU on a PC, tens of
+  // them on a Pi).
   static constexpr loop::Duration settle = std::chrono::milliseconds(2);
 
   explicit HandshakePacer(loop::Scheduler& sched);

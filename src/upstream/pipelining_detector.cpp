@@ -110,8 +110,8 @@ void PipeliningDetector::observe(const AnswerTiming& a) {
       // Answers of a one-at-a-time server also arrive "together" when this
       // loop was too busy to read them as they came (they queue in the
       // socket): that cannot undo a serial verdict, only overtaking can (or
-      // ageing). Being wrongly serial costs a spread (the old placement);
-      // being wrongly pipelining costs a staircase.
+      // ageing). Being wrongly serial costs a spread (the placement of a
+      // burst with no verdict); being wrongly pipelining costs a staircase.
       if (verdict_ == PipeliningVerdict::serial) return;
       if (together_ >= verdict_evidence) decide(PipeliningVerdict::pipelining, a.answered);
       return;

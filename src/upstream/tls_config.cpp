@@ -139,11 +139,12 @@ std::unique_ptr<TlsClientConfig> TlsClientConfig::create(const std::optional<std
   // mbedTLS 3.x's TLS 1.3 client sends one key share, for the first group,
   // so the lead is whichever ECDHE this build computes cheaper. Stock
   // mbedTLS: P-256 (a key on the fixed base point, then one scalar
-  // multiplication), about 4 M instructions less than X25519's two
-  // Montgomery ladders; every TLS 1.3 server must implement it (RFC 8446
+  // multiplication), cheaper than X25519's two Montgomery ladders in
+  // mbedTLS's generic code; every TLS 1.3 server must implement it (RFC 8446
   // section 9.1). Built with Everest (scripts/mbedtls-fast-ecc.sh), whose
-  // X25519 shared secret costs a fraction of the ladder: X25519, about 3 M
-  // less than P-256. Full and resumed (psk_dhe_ke) handshakes alike.
+  // X25519 shared secret costs a fraction of the ladder: X25519, then
+  // cheaper than P-256. Full and resumed (psk_dhe_ke) handshakes alike
+  // (docs/performance.md, "Handshake CPU").
 #if MBEDTLS_VERSION_MAJOR >= 3
 #if defined(MBEDTLS_ECDH_VARIANT_EVEREST_ENABLED)
   static const std::uint16_t groups[] = {MBEDTLS_SSL_IANA_TLS_GROUP_X25519, MBEDTLS_SSL_IANA_TLS_GROUP_SECP256R1,

@@ -1,10 +1,11 @@
 #pragma once
 // DNS IDs for the wire (RFC 5452 §9.2: unpredictable), drawn from the TLS
 // random generator in batches. One CTR-DRBG call costs about as much for 128
-// bytes as for 2 (the per-call update and reseed bookkeeping dominate), and
-// the 500-outstanding profile showed ~1,100 instructions per forwarded
-// query spent drawing a single 2-byte ID. The IDs are exactly as random
-// as before; only the number of generator calls changes.
+// bytes as for 2 (the per-call update and reseed bookkeeping dominate), so
+// a call per 2-byte ID would pay that bookkeeping on every forwarded query
+// (bench/callgrind_per_answer.sh profiles the forwarding path). Batching
+// changes only the number of generator calls: every ID is still two bytes
+// straight from the generator, used once.
 #include <array>
 #include <cstddef>
 #include <cstdint>

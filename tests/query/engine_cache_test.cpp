@@ -91,9 +91,9 @@ TEST(EngineCache, BudgetStillEndsAJoinedQuery) {
   CHECK_EQUAL(0u, r.cache->stats().flights);
 }
 
-// The hit path (bench/cache.md): a hit needs no budget timer and no timer of
-// its own; every hit of one loop pass is delivered by one zero-delay timer,
-// from the loop, never inside submit().
+// The hit path (docs/architecture.md, "Answer cache"): a hit needs no budget
+// timer and no timer of its own; every hit of one loop pass is delivered by
+// one zero-delay timer, from the loop, never inside submit().
 TEST(EngineCache, HitsOfOneLoopPassShareOneTimerAndHoldNoBudget) {
   Rig r;
   r.send(q_for(1, "www.example.test"));
