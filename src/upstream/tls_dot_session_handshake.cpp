@@ -100,11 +100,11 @@ void TlsDotSession::keep_ticket() { (void)tls_.session_cache().store(ssl_, peer_
 bool TlsDotSession::build_client_hello() {
   // The SYN is out; its round trip is dead time on the loop. Building the
   // ClientHello now moves its cost (on TLS 1.3 the key share's X25519
-  // scalar multiplication, ~8 M instructions: 0.65 ms here, several ms on a
-  // Pi) off the path between connect and handshake, where the sessions of a
-  // cold burst used to compute theirs one after another once their connects
-  // completed together. mbedTLS keeps the record buffered while the bio holds
-  // output, and its next step flushes it first (finish_connect()).
+  // scalar multiplication, several ms on a Pi) off the path between connect
+  // and handshake, where the sessions of a cold burst would otherwise
+  // compute theirs one after another once their connects completed
+  // together. mbedTLS keeps the record buffered while the bio holds output,
+  // and its next step flushes it first (finish_connect()).
   bio_.hold_output = 1;
   while (!handshake_over(ssl_)) {
     const int ret = mbedtls_ssl_handshake_step(&ssl_);
