@@ -268,13 +268,17 @@ two_by_eight() {  # two_by_eight SERVER -> "rss_kib hwm_kib sessions0 sessions1 
   # Upstream A (priority 0) is down at first: every query fails over to B
   # (priority 1), whose 8 sessions open under 64-name bursts. Then A comes
   # back on the same port; once its backoff ends the bursts open A's 8
-  # sessions while B's stay open (idle sessions live 30 s). A 100 ms think
-  # time keeps 64 exchanges in flight at once, so placement fills every slot.
-  start_fixture fa "$WORK/pki" "${BENCH_FIXTURE_FLAGS[@]}" --response-delay-ms 100
+  # sessions while B's stay open. Both fixtures answer one query per
+  # connection at a time (--serial), so placement spreads a 64-name burst
+  # over every slot (an upstream that pipelines needs only 3 sessions for
+  # it), and advertise a 300 s keepalive (RFC 7828), so B's idle sessions
+  # outlive A's backoff instead of closing after the default 30 s.
+  local two_flags=(--serial --response-delay-ms 100 --keepalive-ds 3000)
+  start_fixture fa "$WORK/pki" "${BENCH_FIXTURE_FLAGS[@]}" "${two_flags[@]}"
   pa=$FIX_PORT_fa
   kill "${PIDS[-1]}" 2>/dev/null
   wait "${PIDS[-1]}" 2>/dev/null
-  start_fixture fb "$WORK/pki" "${BENCH_FIXTURE_FLAGS[@]}" --response-delay-ms 100
+  start_fixture fb "$WORK/pki" "${BENCH_FIXTURE_FLAGS[@]}" "${two_flags[@]}"
   pb=$FIX_PORT_fb
   addr=$(pick_loopback)
   http=18053
@@ -309,7 +313,7 @@ YAML
     s1=$(open_sessions "$addr:$http" 1)
     [ "${s1:-0}" -ge 8 ] && break
   done
-  start_fixture fa "$WORK/pki" "${BENCH_FIXTURE_FLAGS[@]}" --response-delay-ms 100 --listen "127.0.0.1:$pa"
+  start_fixture fa "$WORK/pki" "${BENCH_FIXTURE_FLAGS[@]}" "${two_flags[@]}" --listen "127.0.0.1:$pa"
   for i in $(seq 1 40); do
     timeout 20 "$NXDNS" burst --server "$addr:5300" --names 64 --zone a.test --json >/dev/null 2>&1
     s0=$(open_sessions "$addr:$http" 0)
