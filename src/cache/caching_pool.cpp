@@ -39,11 +39,18 @@ FreshnessRules CachingPool::rules() const {
 upstream::PoolOutcome CachingPool::answer_for(const Member& m, const dns::Bytes& stored, std::uint32_t age,
                                               std::optional<std::uint32_t> fixed_ttl) const {
   upstream::PoolOutcome out;
-  out.ok = true;
   auto a = rewrite_answer(stored, ClientQuestion{m.id, m.question, m.flags}, age, fixed_ttl);
-  // Unreachable for an answer that passed validation against this key; the
-  // engine's own validation turns the unchanged bytes into SERVFAIL.
-  out.response = a ? std::move(*a) : stored;
+  if (!a) {
+    // The question is the member's: the transport validated the answer
+    // against a query with the member's key, and a stored answer was stored
+    // under it. So only an answer whose records do not walk gets here, and
+    // it answers no client.
+    out.cause = upstream::Cause::bad_response;
+    out.detail = "the answer's records do not walk";
+    return out;
+  }
+  out.ok = true;
+  out.response = std::move(*a);
   return out;
 }
 
@@ -204,7 +211,10 @@ void CachingPool::on_flight_done(FlightId id, upstream::PoolOutcome&& out) {
   const loop::TimePoint now = sched_.now();
 
   RefreshState state = RefreshState::every_attempt_failed;
-  if (out.ok && dns::validate_response(f->query, out.response) == dns::ResponseError::none) {
+  // An ok outcome was validated against the flight's query by the transport
+  // that received it (upstream::Transport::Completion): nothing here checks
+  // its question again.
+  if (out.ok) {
     if (is_error_answer(out.response)) {
       state = RefreshState::error_answer;
     } else {
@@ -248,6 +258,8 @@ void CachingPool::on_flight_done(FlightId id, upstream::PoolOutcome&& out) {
     if (it == members_.end()) continue;
     const Member& m = it->second;
     if (out.ok) {
+      // Each member gets its own ID and question bytes (0x20 case): the
+      // rewrite copies them over the answer's, which has the same length.
       deliver(t, answer_for(m, out.response, 0, {}));
     } else {
       upstream::PoolOutcome copy = out;

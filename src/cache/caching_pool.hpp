@@ -203,6 +203,8 @@ class CachingPool {
   Flights::node_type take_flight(FlightId id);
   // Removes the member and runs its callback.
   void deliver(Ticket t, upstream::PoolOutcome&& out);
+  // `stored` made into the answer to m's query: its ID and question bytes,
+  // TTLs aged or fixed. Not ok (Cause::bad_response) when it does not rewrite.
   upstream::PoolOutcome answer_for(const Member& m, const dns::Bytes& stored, std::uint32_t age,
                                    std::optional<std::uint32_t> fixed_ttl) const;
 
