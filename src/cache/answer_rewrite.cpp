@@ -44,6 +44,26 @@ std::optional<dns::Bytes> clamp_record_ttls(dns::ByteView answer, const dns::wir
   return out;
 }
 
+std::optional<ClampedAnswer> clamp_record_ttls(dns::ByteView answer, const AnswerLayout& layout, std::uint32_t lo,
+                                               std::uint32_t hi) {
+  namespace w = dns::wire;
+  // A layout of other bytes would write out of bounds: refuse rather than trust.
+  if (layout.end > answer.size()) return std::nullopt;
+  ClampedAnswer out;
+  out.bytes.assign(answer.begin(), answer.end());
+  if (lo > hi) lo = hi;
+  for (const std::uint16_t at : layout.ttl_at) {
+    if (at < layout.question_end || std::size_t{at} + 4 > layout.end) return std::nullopt;
+    const std::uint32_t was = w::load32(out.bytes, at);
+    const std::uint32_t ttl = std::clamp(was > 0x7FFFFFFFu ? 0 : was, lo, hi);  // RFC 2181 §8
+    if (ttl == was) continue;
+    out.changed = true;
+    w::store16(out.bytes, at, static_cast<std::uint16_t>(ttl >> 16));
+    w::store16(out.bytes, at + 2, static_cast<std::uint16_t>(ttl & 0xFFFF));
+  }
+  return out;
+}
+
 namespace {
 
 // The client's ID, RD and question bytes, and aged TTLs, into `out` (a copy

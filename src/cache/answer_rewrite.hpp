@@ -109,6 +109,17 @@ std::optional<dns::Bytes> clamp_record_ttls(dns::ByteView answer, std::uint32_t 
 // The same, with `layout` = dns::wire::scan(answer) found by the caller.
 std::optional<dns::Bytes> clamp_record_ttls(dns::ByteView answer, const dns::wire::Layout& layout, std::uint32_t lo,
                                             std::uint32_t hi);
+// The same over the TTL fields `layout` = layout_of(answer) found, without
+// another walk. `changed` is false when every TTL was already inside
+// [lo, hi]: `bytes` are then the answer's own, and `layout` describes them
+// as well (a TTL octet that a name reads can change the walk only when it
+// changes). nullopt when `layout` does not fit `answer`.
+struct ClampedAnswer {
+  dns::Bytes bytes;
+  bool changed = false;
+};
+std::optional<ClampedAnswer> clamp_record_ttls(dns::ByteView answer, const AnswerLayout& layout, std::uint32_t lo,
+                                               std::uint32_t hi);
 
 // The question section of a parsed client query, for ClientQuestion.
 inline dns::ByteView question_bytes(dns::ByteView raw_query, const dns::Query& q) {

@@ -48,15 +48,22 @@ StoredAnswer* AnswerStore::find(std::string_view packed) {
 }
 
 bool AnswerStore::put(Key k, dns::Bytes answer, EntryAge age, bool negative) {
-  erase(k);
   auto layout = layout_of(answer);
-  if (!layout) return false;
+  if (!layout) {
+    erase(k);
+    return false;
+  }
+  return put(std::move(k), std::move(answer), std::move(*layout), age, negative);
+}
+
+bool AnswerStore::put(Key k, dns::Bytes answer, AnswerLayout layout, EntryAge age, bool negative) {
+  erase(k);
   answer.shrink_to_fit();
-  const std::size_t c = cost(k, answer, *layout);
+  const std::size_t c = cost(k, answer, layout);
   if (c > max_bytes_) return false;
   while (bytes() + c > max_bytes_ && !order_.empty()) remove(victim());
   order_.push_front(
-      Node{std::move(k), StoredAnswer{std::move(answer), std::move(*layout), age, negative, std::nullopt}, c, false});
+      Node{std::move(k), StoredAnswer{std::move(answer), std::move(layout), age, negative, std::nullopt}, c, false});
   index_.emplace(order_.front().key.packed, order_.begin());
   bytes_ += c;
   ++changes_;

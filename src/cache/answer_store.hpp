@@ -57,6 +57,9 @@ class AnswerStore {
   // larger than the whole budget, or one that does not walk (layout_of), is
   // not stored. Returns whether it was stored.
   bool put(Key k, dns::Bytes answer, EntryAge age, bool negative);
+  // The same with `layout` = layout_of(answer) found by the caller (no
+  // walk here).
+  bool put(Key k, dns::Bytes answer, AnswerLayout layout, EntryAge age, bool negative);
   void erase(const Key& k);
   // Operator flush: every entry under this folded name (all types, classes,
   // DO/CD), or everything. Returns how many entries went.

@@ -36,14 +36,22 @@ FreshnessRules CachingPool::rules() const {
   return r;
 }
 
-upstream::PoolOutcome CachingPool::answer_for(const Member& m, const dns::Bytes& stored, std::uint32_t age,
-                                              std::optional<std::uint32_t> fixed_ttl) const {
+upstream::PoolOutcome CachingPool::answer_for(const Member& m, dns::ByteView answer, const AnswerLayout* layout,
+                                              std::uint32_t age, std::optional<std::uint32_t> fixed_ttl) const {
   upstream::PoolOutcome out;
+  std::optional<dns::Bytes> a;
+  if (layout) a = rewrite_answer(answer, *layout, ClientQuestion{m.id, m.question, m.flags}, age, fixed_ttl);
+  if (!a) {
+    // The question is the member's: the transport validated the answer
+    // against a query with the member's key, and a stored answer was stored
+    // under it. So only an answer whose records do not walk gets here, and
+    // it answers no client.
+    out.cause = upstream::Cause::bad_response;
+    out.detail = "the answer's records do not walk";
+    return out;
+  }
   out.ok = true;
-  auto a = rewrite_answer(stored, ClientQuestion{m.id, m.question, m.flags}, age, fixed_ttl);
-  // Unreachable for an answer that passed validation against this key; the
-  // engine's own validation turns the unchanged bytes into SERVFAIL.
-  out.response = a ? std::move(*a) : stored;
+  out.response = std::move(*a);
   return out;
 }
 
@@ -103,7 +111,8 @@ CachingPool::Ticket CachingPool::submit(const dns::Query& q, dns::ByteView raw, 
     const Freshness f = freshness_at(a->age, now, rules());
     if (f == Freshness::fresh || f == Freshness::fresh_prefetch) {
       ++stats_.hits;
-      auto out = std::make_shared<upstream::PoolOutcome>(answer_for(m, a->answer, age_seconds(a->age, now), {}));
+      auto out =
+          std::make_shared<upstream::PoolOutcome>(answer_for(m, a->answer, &a->layout, age_seconds(a->age, now), {}));
       // Delivered from the loop: the engine is still inside submit().
       m.timer.arm(loop::Duration::zero(), [this, t, out] { deliver(t, std::move(*out)); });
       if (f == Freshness::fresh_prefetch && !joinable_.count(m.key.packed) && may_prefetch(pool_.loads())) {
@@ -153,7 +162,7 @@ void CachingPool::serve_stale_now(Member& m, dns::ByteView raw, RefreshState kno
   }
   const StoredAnswer* a = store_.find(m.key);
   ++stats_.stale_served;
-  auto out = std::make_shared<upstream::PoolOutcome>(answer_for(m, a->answer, 0, stale_answer_ttl));
+  auto out = std::make_shared<upstream::PoolOutcome>(answer_for(m, a->answer, &a->layout, 0, stale_answer_ttl));
   const Ticket t = m.ticket;
   // Delivered from the loop: the engine is still inside submit().
   m.timer.arm(loop::Duration::zero(), [this, t, out] { deliver(t, std::move(*out)); });
@@ -204,32 +213,19 @@ void CachingPool::on_flight_done(FlightId id, upstream::PoolOutcome&& out) {
   const loop::TimePoint now = sched_.now();
 
   RefreshState state = RefreshState::every_attempt_failed;
-  if (out.ok && dns::validate_response(f->query, out.response) == dns::ResponseError::none) {
+  // Where the answer's parts lie, found once: the stored form and every
+  // member's answer are made from it.
+  std::optional<AnswerLayout> layout;
+  // An ok outcome was validated against the flight's query by the transport
+  // that received it (upstream::Transport::Completion): nothing here checks
+  // its question again.
+  if (out.ok) {
+    layout = layout_of(out.response);
     if (is_error_answer(out.response)) {
       state = RefreshState::error_answer;
     } else {
       state = RefreshState::answered;
-      // One walk for the verdict and the stored form.
-      const dns::wire::Layout layout = dns::wire::scan(out.response);
-      const AnswerTtl verdict = answer_ttl(out.response, layout, opts_.clamp);
-      std::optional<dns::Bytes> stored;
-      if (verdict.cacheable()) {
-        const bool negative = verdict.verdict == Verdict::negative;
-        stored =
-            clamp_record_ttls(out.response, layout, opts_.clamp.min_ttl, negative ? verdict.ttl : opts_.clamp.max_ttl);
-        // The flight's key is not needed again on this path: moved, not copied.
-        // put() replaces the old entry, its recheck window with it.
-        if (stored && store_.put(std::move(f->key), std::move(*stored), EntryAge{now, verdict.ttl}, negative)) {
-          ++stats_.stores;
-        }
-      } else {
-        ++stats_.not_stored[std::min<std::size_t>(static_cast<std::size_t>(verdict.verdict), stats_.not_stored.size() - 1)];
-      }
-      // Not stored, the old entry stays; but the upstream answers this name
-      // again, so the next client asks it rather than getting stale unasked.
-      if (!stored) {
-        if (StoredAnswer* old = store_.find(f->key)) old->refresh_failed_at.reset();
-      }
+      store_answer(*f, out.response, layout ? &*layout : nullptr, now);
     }
   }
 
@@ -239,7 +235,8 @@ void CachingPool::on_flight_done(FlightId id, upstream::PoolOutcome&& out) {
     if (const StoredAnswer* stale = refresh_failed(f->key, state, now)) {
       // Copied: a client's callback may change the store.
       const dns::Bytes copy = stale->answer;
-      deliver_stale(*f, copy);
+      const AnswerLayout copy_layout = stale->layout;
+      deliver_stale(*f, copy, copy_layout);
       return;
     }
   }
@@ -248,12 +245,40 @@ void CachingPool::on_flight_done(FlightId id, upstream::PoolOutcome&& out) {
     if (it == members_.end()) continue;
     const Member& m = it->second;
     if (out.ok) {
-      deliver(t, answer_for(m, out.response, 0, {}));
+      // Each member gets its own ID and question bytes (0x20 case): the
+      // rewrite copies them over the answer's, which has the same length.
+      deliver(t, answer_for(m, out.response, layout ? &*layout : nullptr, 0, {}));
     } else {
       upstream::PoolOutcome copy = out;
       deliver(t, std::move(copy));
     }
   }
+}
+
+void CachingPool::store_answer(Flight& f, const dns::Bytes& answer, const AnswerLayout* layout, loop::TimePoint now) {
+  // One walk for the verdict (answer_ttl reads the sections it finds).
+  const AnswerTtl verdict = answer_ttl(answer, dns::wire::scan(answer), opts_.clamp);
+  const bool negative = verdict.verdict == Verdict::negative;
+  std::optional<ClampedAnswer> stored;
+  if (!verdict.cacheable()) {
+    ++stats_.not_stored[std::min<std::size_t>(static_cast<std::size_t>(verdict.verdict), stats_.not_stored.size() - 1)];
+  } else if (layout) {  // always, once scan() walked it
+    stored = clamp_record_ttls(answer, *layout, opts_.clamp.min_ttl, negative ? verdict.ttl : opts_.clamp.max_ttl);
+  }
+  if (!stored) {
+    // Not stored, the old entry stays; but the upstream answers this name
+    // again, so the next client asks it rather than getting stale unasked.
+    if (StoredAnswer* old = store_.find(f.key)) old->refresh_failed_at.reset();
+    return;
+  }
+  const EntryAge age{now, verdict.ttl};
+  // The flight's key is not needed again on this path: moved, not copied.
+  // put() replaces the old entry, its recheck window with it. A TTL that
+  // changed may have been an octet a name reads: then the store finds the
+  // layout of the stored form itself.
+  const bool put = stored->changed ? store_.put(std::move(f.key), std::move(stored->bytes), age, negative)
+                                   : store_.put(std::move(f.key), std::move(stored->bytes), *layout, age, negative);
+  if (put) ++stats_.stores;
 }
 
 const StoredAnswer* CachingPool::refresh_failed(const Key& key, RefreshState how, loop::TimePoint now) {
@@ -263,12 +288,12 @@ const StoredAnswer* CachingPool::refresh_failed(const Key& key, RefreshState how
   return a;
 }
 
-void CachingPool::deliver_stale(const Flight& f, const dns::Bytes& stale) {
+void CachingPool::deliver_stale(const Flight& f, const dns::Bytes& stale, const AnswerLayout& layout) {
   for (Ticket t : f.members) {
     auto it = members_.find(t);
     if (it == members_.end()) continue;
     ++stats_.stale_served;
-    deliver(t, answer_for(it->second, stale, 0, stale_answer_ttl));
+    deliver(t, answer_for(it->second, stale, &layout, 0, stale_answer_ttl));
   }
 }
 
@@ -282,7 +307,8 @@ void CachingPool::on_flight_expired(FlightId id) {
   // answer, not another exchange for the name.
   if (const StoredAnswer* stale = refresh_failed(f->key, RefreshState::every_attempt_failed, sched_.now())) {
     const dns::Bytes copy = stale->answer;
-    deliver_stale(*f, copy);
+    const AnswerLayout copy_layout = stale->layout;
+    deliver_stale(*f, copy, copy_layout);
     return;
   }
   std::vector<Ticket> still;
@@ -303,13 +329,12 @@ void CachingPool::on_client_timer(Ticket t) {
   const Freshness f = freshness_at(a->age, now, rules());
   if (f == Freshness::fresh || f == Freshness::fresh_prefetch) {
     ++stats_.hits;  // another flight for this key stored it meanwhile
-    deliver(t, answer_for(m, a->answer, age_seconds(a->age, now), {}));
+    deliver(t, answer_for(m, a->answer, &a->layout, age_seconds(a->age, now), {}));
     return;
   }
   if (!may_serve_stale(opts_.serve_stale, f, RefreshState::timer_elapsed)) return;
   ++stats_.stale_served;
-  const dns::Bytes stored = a->answer;
-  upstream::PoolOutcome out = answer_for(m, stored, 0, stale_answer_ttl);
+  upstream::PoolOutcome out = answer_for(m, a->answer, &a->layout, 0, stale_answer_ttl);
   if (m.flight != 0) {
     auto fl = flights_.find(m.flight);
     if (fl != flights_.end()) fl->second.background = true;  // the refresh goes on

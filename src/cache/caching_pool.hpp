@@ -193,9 +193,14 @@ class CachingPool {
   // serve its entry stale, opens the entry's failure recheck window and
   // returns it (for the clients still waiting); nullptr otherwise.
   const StoredAnswer* refresh_failed(const Key& key, RefreshState how, loop::TimePoint now);
-  // Delivers the stale answer to every client still attached to `f`.
-  void deliver_stale(const Flight& f, const dns::Bytes& stale);
+  // Delivers the stale answer (`layout` is its own) to every client still
+  // attached to `f`.
+  void deliver_stale(const Flight& f, const dns::Bytes& stale, const AnswerLayout& layout);
   void on_flight_done(FlightId id, upstream::PoolOutcome&& out);
+  // Stores the answer to `f` (validated by its transport; `layout` is
+  // layout_of(answer), nullptr when it does not walk) under f's key, moved
+  // out of it, when answer_ttl says it may be cached.
+  void store_answer(Flight& f, const dns::Bytes& answer, const AnswerLayout* layout, loop::TimePoint now);
   void on_flight_expired(FlightId id);
   void on_client_timer(Ticket t);
   void detach(Member& m);
@@ -203,8 +208,11 @@ class CachingPool {
   Flights::node_type take_flight(FlightId id);
   // Removes the member and runs its callback.
   void deliver(Ticket t, upstream::PoolOutcome&& out);
-  upstream::PoolOutcome answer_for(const Member& m, const dns::Bytes& stored, std::uint32_t age,
-                                   std::optional<std::uint32_t> fixed_ttl) const;
+  // `answer` (`layout` is its layout_of, nullptr when it has none) made into
+  // the answer to m's query: its ID and question bytes, TTLs aged or fixed.
+  // Not ok (Cause::bad_response) when it does not rewrite.
+  upstream::PoolOutcome answer_for(const Member& m, dns::ByteView answer, const AnswerLayout* layout,
+                                   std::uint32_t age, std::optional<std::uint32_t> fixed_ttl) const;
 
   loop::Scheduler& sched_;
   upstream::Pool& pool_;

@@ -298,7 +298,10 @@ std::optional<std::uint16_t> edns_tcp_keepalive(ByteView response);
 // target offsets that removing bytes would shift).
 Bytes strip_padding(ByteView response);
 
-// Validation of an upstream response against the query it answers.
+// Validation of an upstream response against the query it answers. A
+// forwarded answer is validated once, by the transport that received it
+// (the contract of upstream::Transport::Completion); the cache and the
+// engine rely on that and do not check it again.
 enum class ResponseError {
   none,
   too_short,
@@ -313,6 +316,9 @@ ResponseError validate_response(const Query& query, ByteView response);
 // Same, given the raw query bytes (parses the question itself). Used by
 // transports that only hold the wire query.
 ResponseError validate_response(ByteView raw_query, ByteView response);
+// How many responses this thread has validated (either form above). Tests
+// read it to prove that a forwarded answer is validated exactly once.
+std::uint64_t responses_validated();
 
 // The UDP size a client can take: its EDNS payload clamped to
 // [512, max_udp_limit], or 512 without EDNS.

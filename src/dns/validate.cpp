@@ -9,9 +9,13 @@ namespace nxdns::dns {
 
 namespace {
 
+// Per thread: validation is a pure function any thread may call, and a
+// count shared between threads would be a data race.
+thread_local std::uint64_t validated = 0;
+
 // The question of `msg`, which must hold exactly one, read where it lies.
-// Runs for every answer (transport, cache and engine each check it), so the
-// name is not copied: a name at offset 12 is never compressed, because a
+// Runs for every datagram or frame a transport receives, so the name is
+// not copied: a name at offset 12 is never compressed, because a
 // pointer must aim below its own position yet past the header (RFC 1035
 // §4.1.4; walk_name refuses anything else), so once it walks its octets are
 // the name.
@@ -31,6 +35,7 @@ std::optional<QuestionView> question_view(ByteView msg) {
 
 ResponseError check(std::uint16_t id, ByteView asked_name, std::uint16_t asked_qtype, std::uint16_t asked_qclass,
                     ByteView response) {
+  ++validated;
   const auto h = parse_header(response);
   if (!h) return ResponseError::too_short;
   if (!h->qr()) return ResponseError::not_a_response;
@@ -57,6 +62,8 @@ std::optional<Question> parse_question_of(ByteView msg) {
   q.qclass = v->qclass;
   return q;
 }
+
+std::uint64_t responses_validated() { return validated; }
 
 ResponseError validate_response(const Query& query, ByteView response) {
   return check(query.header.id, query.question.name, query.question.qtype, query.question.qclass, response);

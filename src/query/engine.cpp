@@ -162,11 +162,10 @@ Engine::Result Engine::submit(dns::ByteView packet, Protocol proto, ReplyFn repl
     // The hit path: one parse (above), one lookup, and one copy that is
     // already the client's answer (cache::client_answer: ID, question bytes,
     // aged TTLs, the client-facing OPT found when the answer was stored, UDP
-    // truncation), over an answer validated when it was stored, so the
-    // forward path's re-validation cannot fail here. An answer without that
-    // form comes back rewritten and goes through for_client; anything else
-    // (no fresh entry, an answer that does not rewrite) takes forward()
-    // below.
+    // truncation), over an answer its transport validated before it was
+    // stored. An answer without that form comes back rewritten and goes
+    // through for_client; anything else (no fresh entry, an answer that does
+    // not rewrite) takes forward() below.
     const dns::ClientLink link = dns::client_link(*parsed.query, proto == Protocol::udp);
     std::optional<dns::Bytes> answer;
     std::optional<std::uint16_t> rcode;
@@ -232,21 +231,20 @@ Engine::Result Engine::submit(dns::ByteView packet, Protocol proto, ReplyFn repl
       return;
     }
     if (out.ok) {
-      // The transport validated the answer against the question it sent;
-      // check again against what the client asked, since this is what goes
-      // back to the client.
-      if (dns::validate_response(c.parsed, out.response) == dns::ResponseError::none) {
-        // complete() rewrites it for the client (OPT, truncation).
-        complete(id, std::move(out.response));
-        return;
-      }
-      ++counters_.bad_upstream_answer;
-      log::warn("query: upstream ", out.entry_index, " answer does not match the question; SERVFAIL");
-    } else {
-      ++counters_.upstream_failed;
-      log::debug("query: every attempt failed (", out.attempts, "), last: upstream ", out.entry_index, " ",
-                 upstream::describe(out.cause), ": ", out.detail);
+      // An answer to exactly this client's query: validated against its
+      // question by the transport that received it, with the client's ID
+      // (upstream::PoolOutcome; the pool got the client's own query, the
+      // cache rewrites for each client). Not checked again here.
+      // complete() rewrites it for the client (OPT, truncation).
+      complete(id, std::move(out.response));
+      return;
     }
+    // An answer that could not be used (its transport found it does not
+    // answer the query, or the cache that its records do not walk) is told
+    // apart from upstreams that gave none.
+    ++(out.cause == upstream::Cause::bad_response ? counters_.bad_upstream_answer : counters_.upstream_failed);
+    log::debug("query: every attempt failed (", out.attempts, "), last: upstream ", out.entry_index, " ",
+               upstream::describe(out.cause), ": ", out.detail);
     complete(id, dns::make_error_reply(c.raw, c.parsed, dns::Rcode::servfail));
   });
   res.kind = Admission::forwarded;

@@ -48,8 +48,10 @@ struct QueryCounters {
   std::array<std::uint64_t, 2> dropped_unreadable{};   // not even a header: no reply possible
   std::uint64_t budget_exhausted = 0;                  // SERVFAIL because the total budget ran out
   std::uint64_t upstream_failed = 0;                   // SERVFAIL because every attempt failed
-  // Answer that did not match the question, or that answer_for_client could
-  // not rewrite safely (malformed records or OPT): dropped, SERVFAIL sent.
+  // SERVFAIL because of an answer that could not be used: the last attempt's
+  // did not answer the query (its transport refused it: Cause::bad_response),
+  // or answer_for_client could not rewrite it safely (malformed records or
+  // OPT).
   std::uint64_t bad_upstream_answer = 0;
   std::uint64_t abandoned = 0;                         // client went away first
   // Queries by the route decided for them (route::RouteKind).

@@ -79,6 +79,11 @@ struct PoolOptions {
   std::function<void(const AttemptReport&)> on_attempt;
 };
 
+// What a request comes to. When ok, `response` answers the query handed to
+// submit(): it carries that query's ID and was validated against its
+// question by the transport that received it (Transport::Completion), the
+// only check it gets. cache::CachingPool, with the same calling convention,
+// keeps the promise for each client (the client's ID and question bytes).
 struct PoolOutcome {
   bool ok = false;  // `response` holds an answer to relay
   // ok, but every entry answered with an error RCODE and `response` is the

@@ -65,8 +65,9 @@ bool is_connection_lifecycle(Cause c);
 
 struct ExchangeResult {
   Cause cause = Cause::ok;
-  // When cause == ok: the response, validated against the query, carrying
-  // the same DNS ID as the query handed to start().
+  // When cause == ok: the response, carrying the DNS ID of the query handed
+  // to start(), and already validated against that query (the Completion
+  // contract below).
   dns::Bytes response;
   // Concrete cause for logs and diagnostics ("mbedtls -0x7780: ...",
   // "HTTP 503"). Never contains query names.
@@ -105,6 +106,20 @@ struct TransportStats {
 class Transport {
  public:
   using ExchangeId = std::uint64_t;
+  // The one validation of a forwarded answer. A completion with Cause::ok
+  // delivers only a response that dns::validate_response accepted against
+  // the query handed to start(): QR set, one question whose name equals the
+  // query's case-insensitively (RFC 4343) and whose type and class are the
+  // query's. The transport checked it against the query it put on the wire
+  // (that query's question is start()'s, verbatim; its ID is the wire's own)
+  // and then restored start()'s ID. Anything else never completes as ok:
+  // the exchange fails with Cause::bad_response (a DoT session that carried
+  // it closes: its stream is no longer trustworthy), or, for a UDP datagram
+  // that is not the answer, the datagram is ignored and the exchange waits
+  // for the real one.
+  // Everything after the transport (the pool, the cache, the engine) relies
+  // on this and does not check again. The records after the question are
+  // not checked here: the cache and dns::answer_for_client walk them.
   using Completion = std::function<void(ExchangeResult&&)>;
 
   virtual ~Transport() = default;

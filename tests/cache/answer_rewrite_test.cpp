@@ -75,6 +75,27 @@ TEST(AnswerRewrite, StoredFormClampsEveryRecordButOpt) {
   CHECK_FALSE(clamp_record_ttls(cut, 0, 10).has_value());
 }
 
+TEST(AnswerRewrite, StoredFormFromTheLayoutIsTheWalkedOne) {
+  const dns::Bytes a = build({.answer = {{t_cname, 7 * 86400}, {t_a, 5}}, .authority = {{t_ns, 0x80000000u}}, .opt = true});
+  const auto layout = layout_of(a);
+  CHECK_TRUE(layout.has_value());
+  const auto walked = clamp_record_ttls(a, 60, 86400);
+  const auto from_layout = clamp_record_ttls(a, *layout, 60, 86400);
+  CHECK_TRUE(walked.has_value() && from_layout.has_value());
+  CHECK_TRUE(*walked == from_layout->bytes);
+  CHECK_TRUE(from_layout->changed);
+  // Every TTL inside the bounds: the answer's own bytes, so its layout is the
+  // stored form's too.
+  const dns::Bytes inside = build({.answer = {{t_cname, 3600}, {t_a, 300}}, .opt = true});
+  const auto same = clamp_record_ttls(inside, *layout_of(inside), 60, 86400);
+  CHECK_TRUE(same.has_value());
+  CHECK_FALSE(same->changed);
+  CHECK_TRUE(same->bytes == inside);
+  // A layout of other (longer) bytes is refused, never trusted.
+  const dns::Bytes other = build({.answer = std::vector<Rec>(12, Rec{t_a, 1})});
+  CHECK_FALSE(clamp_record_ttls(inside, *layout_of(other), 0, 10).has_value());
+}
+
 TEST(AnswerRewrite, StoredLayoutGivesTheSameAnswer) {
   const dns::Bytes stored = build({.id = 0x1111, .answer = {{t_cname, 3600}, {t_a, 300}}, .authority = {{t_ns, 900}}, .opt = true});
   const dns::Bytes q = question_of("WwW.eXample.TEST");

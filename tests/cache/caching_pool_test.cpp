@@ -65,6 +65,40 @@ TEST(CachingPool, ThirtyIdenticalQueriesCostOneExchange) {
   CHECK_EQUAL(29u, r.cache->stats().dedup_joins);
 }
 
+TEST(CachingPool, EveryMemberOfAFlightGetsItsOwnIdAndQuestionCase) {
+  Rig r;
+  r.ask("www.example.test", 1);
+  r.ask("WwW.ExAmPlE.tEsT", 2);  // joins: the same key
+  CHECK_EQUAL(1u, r.fake->started());
+  r.answer(300);  // the answer carries the first client's question bytes
+  for (std::size_t i = 0; i < 2; ++i) {
+    CHECK_TRUE(r.got[i]->ok);
+    CHECK_EQUAL(dns::get_id(r.sent[i]), dns::get_id(r.got[i]->response));
+    CHECK_TRUE(r.got[i]->response.size() > r.sent[i].size());
+    MEMCMP_EQUAL(r.sent[i].data() + 12, r.got[i]->response.data() + 12, r.sent[i].size() - 12);
+    UNSIGNED_LONGS_EQUAL(300, r.ttl(i));
+  }
+  CHECK_EQUAL(1u, r.cache->stats().stores);
+}
+
+TEST(CachingPool, AnAnswerWhoseRecordsDoNotWalkReachesNoClient) {
+  // Its transport validated the header and the question, not the records.
+  Rig r;
+  r.ask("www.example.test", 1);
+  r.ask("WWW.example.test", 2);
+  r.fake->respond_oldest([](const dns::Bytes& q) {
+    dns::Bytes a = a_answer(q, 300);
+    a.resize(a.size() - 2);  // the A record's RDATA runs past the end
+    return a;
+  });
+  r.sched.run_ready();
+  for (std::size_t i = 0; i < 2; ++i) {
+    CHECK_FALSE(r.got[i]->ok);
+    STRCMP_EQUAL("bad_response", upstream::describe(r.got[i]->cause));
+  }
+  CHECK_EQUAL(0u, r.cache->stats().entries);
+}
+
 TEST(CachingPool, JoinersBeyondTheBoundStartTheirOwnExchange) {
   CacheOptions o;
   o.max_joiners = 3;

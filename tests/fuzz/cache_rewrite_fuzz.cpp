@@ -4,7 +4,9 @@
 // client_answer (the hit path's one-copy form of the same).
 //
 // Input: [flags:1][client_len:2][client query bytes][stored answer bytes].
-// Invariants checked: layout_of agrees with dns::wire::scan; nothing crashes or reads out of bounds (ASan/UBSan);
+// Invariants checked: layout_of agrees with dns::wire::scan; the stored
+// form clamped at layout_of's TTL offsets is the walked one; nothing
+// crashes or reads out of bounds (ASan/UBSan);
 // a rewritten answer is never longer than the stored one, carries the
 // client's ID and exactly the client's question bytes; client_answer, where
 // it answers at all, gives byte for byte what the general path gives
@@ -45,6 +47,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (auto c = cache::clamp_record_ttls(stored, flags & 0x0Fu, 3600)) {
     if (c->size() != stored.size()) std::abort();
     (void)cache::answer_ttl(*c, clamp);
+    // The stored form from the layout's TTL offsets (what a flight stores)
+    // is the walked one; unchanged, the layout is the stored form's own.
+    if (const auto layout = cache::layout_of(stored)) {
+      const auto at = cache::clamp_record_ttls(stored, *layout, flags & 0x0Fu, 3600);
+      if (!at || at->bytes != *c || at->changed != (*c != dns::Bytes(stored.begin(), stored.end()))) std::abort();
+      if (!at->changed) {
+        const auto again = cache::layout_of(at->bytes);
+        if (!again || again->ttl_at != layout->ttl_at || again->end != layout->end) std::abort();
+      }
+    }
   }
 
   auto parsed = dns::parse_query(client);

@@ -1,6 +1,6 @@
 // The engine's cache hook: a cached answer takes the same delivery step as a
-// fresh one (validated against the client's question, UDP truncation,
-// counted by rcode), and the budget still bounds a query that joined a flight.
+// fresh one (rewritten for the client, UDP truncation, counted by rcode),
+// and the budget still bounds a query that joined a flight.
 #include <optional>
 #include <vector>
 
