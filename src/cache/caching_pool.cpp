@@ -58,7 +58,7 @@ upstream::PoolOutcome CachingPool::answer_for(const Member& m, dns::ByteView ans
 std::optional<CachingPool::Hit> CachingPool::hit_now(const dns::Query& q, dns::ByteView raw,
                                                      const dns::ClientLink& link) {
   // The key in a stack buffer, the layout found when the answer was stored
-  // (bench/cache.md, "The hit path in instructions").
+  // (docs/architecture.md, "Answer cache"; measured by bench/cache_cpu.sh).
   const KeyBuffer key(q);
   StoredAnswer* a = store_.find(key.packed());
   if (!a) return std::nullopt;
