@@ -46,7 +46,6 @@ class ScriptedDotSession final : public upstream::DotSession {
     last_answered_written_.reset();
     reordered_ = false;
     partial_ = false;
-    keepalive_.reset();
     version_.clear();
   }
   void enqueue(ExchangeId id, std::uint16_t wire_id, dns::StreamMessage wire_query) override {
@@ -115,7 +114,8 @@ class ScriptedDotSession final : public upstream::DotSession {
     max_outstanding_ = n == 0 ? 1 : n;
     if (established()) write_soon();
   }
-  std::optional<std::uint16_t> server_keepalive() const override { return keepalive_; }
+  // The scripted server advertises no edns-tcp-keepalive.
+  std::optional<std::uint16_t> server_keepalive() const override { return std::nullopt; }
 
   // ---- the network, as the test plays it
   // The handshake completes: ready; what waits is written on the next turn.
@@ -228,7 +228,6 @@ class ScriptedDotSession final : public upstream::DotSession {
   std::optional<loop::TimePoint> last_answered_written_;
   bool reordered_ = false;
   bool partial_ = false;
-  std::optional<std::uint16_t> keepalive_;
   std::string version_;
   upstream::AnswerTiming timing_;
 };
