@@ -22,10 +22,7 @@ bool map_ttls(dns::Bytes& msg, const dns::wire::Layout& l, F&& f) {
     if (w::read_rr(msg, off, rr) != dns::ParseError::none) return false;  // scan() walked it: unreachable
     off = rr.end;
     if (rr.type == dns::type_opt) continue;  // its TTL field is extended RCODE and flags
-    const std::uint32_t ttl = f(rr.ttl > 0x7FFFFFFFu ? 0 : rr.ttl);  // RFC 2181 §8
-    const std::size_t at = rr.rdlength_at - 4;
-    w::store16(msg, at, static_cast<std::uint16_t>(ttl >> 16));
-    w::store16(msg, at + 2, static_cast<std::uint16_t>(ttl & 0xFFFF));
+    w::store32(msg, rr.rdlength_at - 4, f(w::ttl_value(rr.ttl)));
   }
   return true;
 }
@@ -55,11 +52,10 @@ std::optional<ClampedAnswer> clamp_record_ttls(dns::ByteView answer, const Answe
   for (const std::uint16_t at : layout.ttl_at) {
     if (at < layout.question_end || std::size_t{at} + 4 > layout.end) return std::nullopt;
     const std::uint32_t was = w::load32(out.bytes, at);
-    const std::uint32_t ttl = std::clamp(was > 0x7FFFFFFFu ? 0 : was, lo, hi);  // RFC 2181 §8
+    const std::uint32_t ttl = std::clamp(w::ttl_value(was), lo, hi);
     if (ttl == was) continue;
     out.changed = true;
-    w::store16(out.bytes, at, static_cast<std::uint16_t>(ttl >> 16));
-    w::store16(out.bytes, at + 2, static_cast<std::uint16_t>(ttl & 0xFFFF));
+    w::store32(out.bytes, at, ttl);
   }
   return out;
 }
@@ -306,11 +302,8 @@ bool rewrite_into(dns::Bytes& out, dns::ByteView stored, const AnswerLayout& lay
   for (const std::uint16_t at : layout.ttl_at) {
     if (at < layout.question_end || std::size_t{at} + 4 > layout.end) return false;
     if (std::size_t{at} + 4 > copy_end) continue;  // a record after the OPT: left out
-    std::uint32_t ttl = w::load32(out, at);
-    if (ttl > 0x7FFFFFFFu) ttl = 0;  // RFC 2181 §8
-    ttl = fixed_ttl ? *fixed_ttl : (ttl > age_seconds ? ttl - age_seconds : 0);
-    w::store16(out, at, static_cast<std::uint16_t>(ttl >> 16));
-    w::store16(out, at + 2, static_cast<std::uint16_t>(ttl & 0xFFFF));
+    const std::uint32_t ttl = w::ttl_value(w::load32(out, at));
+    w::store32(out, at, fixed_ttl ? *fixed_ttl : (ttl > age_seconds ? ttl - age_seconds : 0));
   }
   return true;
 }

@@ -12,7 +12,6 @@ constexpr std::uint16_t type_soa = 6;
 // MNAME and RNAME (each at least the root octet) plus five 32-bit fields.
 constexpr std::size_t soa_min_rdata = 2 + 20;
 
-std::uint32_t sane_ttl(std::uint32_t ttl) { return ttl > 0x7FFFFFFFu ? 0 : ttl; }
 }  // namespace
 
 const char* describe(Verdict v) {
@@ -53,11 +52,11 @@ AnswerTtl answer_ttl(dns::ByteView response, const dns::wire::Layout& l, const T
     if (w::read_rr(response, off, rr) != dns::ParseError::none) return out;
     off = rr.end;
     if (rr.type == dns::type_opt) continue;
-    const std::uint32_t ttl = sane_ttl(rr.ttl);
+    const std::uint32_t ttl = w::ttl_value(rr.ttl);
     min_ttl = std::min(min_ttl, ttl);
     if (negative && i >= an && i < an + ns && rr.type == type_soa && !soa_ttl && rr.rdlength >= soa_min_rdata) {
       // MINIMUM is the last field of the RDATA, whatever the names before it.
-      const std::uint32_t minimum = sane_ttl(w::load32(response, rr.end - 4));
+      const std::uint32_t minimum = w::ttl_value(w::load32(response, rr.end - 4));
       soa_ttl = std::min(ttl, minimum);
     }
   }

@@ -34,6 +34,14 @@ inline void store16(std::span<std::uint8_t> m, std::size_t off, std::uint16_t v)
   m[off] = static_cast<std::uint8_t>(v >> 8);
   m[off + 1] = static_cast<std::uint8_t>(v & 0xFF);
 }
+inline void store32(std::span<std::uint8_t> m, std::size_t off, std::uint32_t v) {
+  store16(m, off, static_cast<std::uint16_t>(v >> 16));
+  store16(m, off + 2, static_cast<std::uint16_t>(v & 0xFFFF));
+}
+
+// A record's TTL field as a cache must read it: RFC 2181 §8 makes a value
+// with the top bit set zero.
+inline std::uint32_t ttl_value(std::uint32_t field) { return field > 0x7FFFFFFFu ? 0 : field; }
 
 // Header flag bits (RFC 1035 §4.1.1).
 inline constexpr std::uint16_t flag_qr = 0x8000;
