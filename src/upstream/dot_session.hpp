@@ -9,6 +9,7 @@
 // A session is a slot: it is dialed, lives, closes, and may be dialed
 // again; the object itself never moves (the transport points at it by
 // index, and the TLS session's ssl context and events point into it).
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -127,11 +128,20 @@ class DotSession {
   virtual std::vector<Unanswered> unanswered() const = 0;
   // When the current connection last delivered an answer.
   virtual std::optional<loop::TimePoint> last_answer_at() const = 0;
-  // When the current connection was dialled, and when it last showed the
-  // path works (its handshake completed, or an answer came): what the
-  // outage rule judges it by (outage_watch.hpp).
+  // When the current connection was dialled, and when its handshake
+  // completed (nullopt before).
   virtual loop::TimePoint dialed_at() const = 0;
-  virtual std::optional<loop::TimePoint> alive_at() const = 0;
+  virtual std::optional<loop::TimePoint> established_at() const = 0;
+  // When the current connection last showed the path works (its handshake
+  // completed, or an answer came): with dialed_at(), what the outage rule
+  // judges it by (outage_watch.hpp).
+  std::optional<loop::TimePoint> alive_at() const {
+    const auto up = established_at();
+    const auto answered = last_answer_at();
+    if (!up) return answered;
+    if (!answered) return up;
+    return std::max(*up, *answered);
+  }
   // When the newest-written exchange this connection answered was written
   // (exchanges written in one batch share the time); nullopt before the first.
   virtual std::optional<loop::TimePoint> newest_answered_written() const = 0;

@@ -199,12 +199,6 @@ void TlsDotSession::dial() {
   });
 }
 
-std::optional<loop::TimePoint> TlsDotSession::alive_at() const {
-  if (!established_at_) return last_answer_at_;
-  if (!last_answer_at_) return established_at_;
-  return std::max(*established_at_, *last_answer_at_);
-}
-
 void TlsDotSession::enqueue(ExchangeId id, std::uint16_t wire_id, dns::StreamMessage wire_query) {
   queued_.push_back(Queued{id, wire_id, std::move(wire_query)});
   idle_timer_.disarm();

@@ -69,7 +69,7 @@ class TlsDotSession final : public DotSession, private HandshakePacer::Stepper {
   std::vector<Unanswered> unanswered() const override;
   std::optional<loop::TimePoint> last_answer_at() const override { return last_answer_at_; }
   loop::TimePoint dialed_at() const override { return dialed_at_; }
-  std::optional<loop::TimePoint> alive_at() const override;
+  std::optional<loop::TimePoint> established_at() const override { return established_at_; }
   std::optional<loop::TimePoint> newest_answered_written() const override { return newest_answered_written_; }
   void set_max_outstanding(std::size_t n) override { max_outstanding_ = n == 0 ? 1 : n; }
   std::optional<std::uint16_t> server_keepalive() const override { return server_keepalive_; }

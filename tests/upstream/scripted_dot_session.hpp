@@ -104,11 +104,7 @@ class ScriptedDotSession final : public upstream::DotSession {
   }
   std::optional<loop::TimePoint> last_answer_at() const override { return last_answer_at_; }
   loop::TimePoint dialed_at() const override { return dialed_at_; }
-  std::optional<loop::TimePoint> alive_at() const override {
-    if (!established_at_) return last_answer_at_;
-    if (!last_answer_at_) return established_at_;
-    return std::max(*established_at_, *last_answer_at_);
-  }
+  std::optional<loop::TimePoint> established_at() const override { return established_at_; }
   std::optional<loop::TimePoint> newest_answered_written() const override { return newest_answered_written_; }
   void set_max_outstanding(std::size_t n) override {
     max_outstanding_ = n == 0 ? 1 : n;
